@@ -1,0 +1,1 @@
+"""Relational and simplicial agents (Section 5), IMPALA training on Ray RLlib, analysis."""

@@ -1,0 +1,53 @@
+"""keras-simplicial: the 2-simplicial Transformer for Keras 3, with bridge BoxWorld and IMPALA agents.
+
+The repository keeps three top-level folders (``keras_simplicial/``, ``envs/``, ``agents/``) but
+installs them under one import name, so nothing generic lands in site-packages:
+
+    keras_simplicial          <- keras_simplicial/
+    keras_simplicial.envs     <- envs/
+    keras_simplicial.agents   <- agents/
+"""
+from setuptools import setup
+
+PACKAGE_DIRS = {
+    "keras_simplicial": "keras_simplicial",
+    "keras_simplicial.envs": "envs",
+    "keras_simplicial.agents": "agents",
+}
+
+with open("README.md", encoding="utf-8") as readme:
+    long_description = readme.read()
+
+setup(
+    name="keras-simplicial",
+    version="0.1.0",
+    description="The 2-simplicial Transformer (Clift et al.) as Keras 3 layers, with bridge BoxWorld "
+    "and IMPALA agents on Ray RLlib",
+    long_description=long_description,
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10,<3.14",
+    packages=list(PACKAGE_DIRS),
+    package_dir=PACKAGE_DIRS,
+    install_requires=[
+        "keras>=3.12,<4",
+        "tensorflow>=2.21,<2.22",
+        "tf_keras>=2.21,<2.22",
+        "numpy>=1.26,<3",
+        "gymnasium>=1.0,<2",
+        "ray[rllib]>=2.60,<2.61",
+        "matplotlib>=3.8,<4",
+        "pillow>=10,<14",
+        "rich>=13,<16",
+    ],
+    extras_require={
+        "test": ["pytest>=8,<10", "pytest-xdist>=3,<4"],
+        "gpu": ["tensorflow[and-cuda]>=2.21,<2.22"],
+    },
+    entry_points={"console_scripts": ["keras-simplicial=keras_simplicial.cli:main"]},
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "Framework :: Keras",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+    ],
+)
