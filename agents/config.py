@@ -1,0 +1,153 @@
+"""One function that sets up IMPALA the way the paper trained its agents (Table 1).
+
+    config = impala_config("BridgeBoxWorld-v0", "simplicial")
+    algo = config.build_algo()
+
+Everything is an ordinary RLlib `IMPALAConfig` on the old API stack (`framework="tf2"`, a
+`TFModelV2`), so users override it the RLlib way: keyword arguments here, or `overrides`, a dict of
+`IMPALAConfig` attribute names (what `--config '<json>'` passes).
+"""
+
+import json
+
+from ray.rllib.algorithms.impala import IMPALAConfig
+from ray.tune.registry import register_env
+
+from keras_simplicial.agents.callbacks import WinRateCallbacks
+from keras_simplicial.agents.models import AGENT_KINDS
+from keras_simplicial.agents.rllib_model import MODEL_NAMES, register_agent_models
+
+ENV_IDS = ("BridgeBoxWorld-v0", "BoxWorld-v0")
+
+# Table 1, plus what the original code set and the paper does not print (design.md, section 5).
+# RLlib's tf2 RMSprop (tf.keras) updates x <- x - lr * g / sqrt(r + eps) with
+# r <- decay * r + (1 - decay) * g^2: the form of Appendix D, with eps = 0.1 inside the root.
+PAPER_IMPALA_HYPERPARAMETERS = {
+    "entropy_coeff": 5e-3,
+    "gamma": 0.99,
+    "rollout_fragment_length": 40,
+    "train_batch_size": 1280,
+    "lr": 2e-4,
+    "opt_type": "rmsprop",
+    "momentum": 0.0,
+    "epsilon": 0.1,
+    "decay": 0.99,
+    "grad_clip": 40.0,
+    "vf_loss_coeff": 0.5,
+    "vtrace_clip_rho_threshold": 1.0,
+    "vtrace_clip_pg_rho_threshold": 1.0,
+}
+
+
+def make_env(env_config):
+    """RLlib env creator: a gymnasium env of `keras_simplicial.envs` built from `env_config`.
+
+    `env_config["env_id"]` names the registered id; every other key is a constructor argument.
+    """
+    import gymnasium
+
+    import keras_simplicial.envs  # noqa: F401  (registers the ids in this worker process)
+
+    kwargs = dict(env_config)
+    env_id = kwargs.pop("env_id")
+    return gymnasium.make(env_id, **kwargs)
+
+
+def register_envs():
+    """Makes every id of `ENV_IDS` known to RLlib (the creator runs inside each env runner)."""
+    for env_id in ENV_IDS:
+        register_env(env_id, lambda env_config, env_id=env_id: make_env(
+            {**dict(env_config), "env_id": env_id}))
+
+
+def validate_env_config(env_id, env_config):
+    """Builds the env once in this process so that bad arguments fail here, with their message."""
+    import gymnasium
+
+    import keras_simplicial.envs  # noqa: F401
+
+    if env_id not in ENV_IDS:
+        raise ValueError(f"env must be one of {ENV_IDS}, got {env_id!r}.")
+    env = gymnasium.make(env_id, **dict(env_config or {}))
+    env.close()
+
+
+def apply_overrides(config, overrides):
+    """Sets `IMPALAConfig` attributes from a dict, refusing names the config does not have."""
+    if not isinstance(overrides, dict):
+        raise ValueError(f"config overrides must be a JSON object, got {type(overrides).__name__}.")
+    unknown = sorted(key for key in overrides if not hasattr(config, key))
+    if unknown:
+        raise ValueError(f"Unknown IMPALA config key(s) {unknown} in --config.")
+    config.update_from_dict(overrides)
+    return config
+
+
+def impala_config(env="BridgeBoxWorld-v0", agent="simplicial", *, env_config=None,
+                  model_overrides=None, num_env_runners=1, num_envs_per_env_runner=8,
+                  seed=None, overrides=None):
+    """IMPALA with the paper's hyperparameters for `agent` on `env`.
+
+    Args:
+        env: an id of `ENV_IDS`.
+        agent: "relational" or "simplicial".
+        env_config: constructor arguments of the environment (e.g. `{"max_solution_length": 1}`).
+        model_overrides: architecture overrides for `build_agent_model` (e.g. `{"num_heads": 4}`).
+        num_env_runners: rollout worker processes (the paper: 63 per machine).
+        num_envs_per_env_runner: environments each runner steps as one batch (the paper: 1).
+        seed: seeds the env runners and the model initialisation.
+        overrides: further `IMPALAConfig` attributes, e.g. `{"lr": 1e-4}`.
+
+    Returns:
+        An `IMPALAConfig` on the old API stack with `framework="tf2"`.
+    """
+    if agent not in AGENT_KINDS:
+        raise ValueError(f"agent must be one of {AGENT_KINDS}, got {agent!r}.")
+    if env not in ENV_IDS:
+        raise ValueError(f"env must be one of {ENV_IDS}, got {env!r}.")
+    if int(num_env_runners) < 0:
+        raise ValueError(f"num_env_runners must be >= 0, got {num_env_runners}.")
+    if int(num_envs_per_env_runner) < 1:
+        raise ValueError(f"num_envs_per_env_runner must be >= 1, got {num_envs_per_env_runner}.")
+    register_envs()
+    register_agent_models()
+
+    config = (
+        IMPALAConfig()
+        .api_stack(enable_rl_module_and_learner=False, enable_env_runner_and_connector_v2=False)
+        .framework("tf2", eager_tracing=True)
+        .environment(env, env_config=dict(env_config or {}))
+        .env_runners(
+            num_env_runners=int(num_env_runners),
+            num_envs_per_env_runner=int(num_envs_per_env_runner),
+            rollout_fragment_length=PAPER_IMPALA_HYPERPARAMETERS["rollout_fragment_length"],
+        )
+        .training(
+            **{k: v for k, v in PAPER_IMPALA_HYPERPARAMETERS.items()
+               if k != "rollout_fragment_length"},
+            model={
+                "custom_model": MODEL_NAMES[agent],
+                "custom_model_config": dict(model_overrides or {}),
+            },
+        )
+        .resources(num_gpus=0)
+        .callbacks(WinRateCallbacks)
+        .reporting(metrics_num_episodes_for_smoothing=200)
+        .fault_tolerance(restart_failed_env_runners=True)
+        .debugging(seed=seed, log_level="ERROR")
+    )
+    if overrides:
+        apply_overrides(config, overrides)
+    return config
+
+
+def parse_json_object(text, argument):
+    """Parses a JSON object given on the command line, naming `argument` when it is malformed."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{argument} is not valid JSON ({error.msg} at position {error.pos}): "
+                         f"{text!r}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{argument} must be a JSON object like '{{\"lr\": 1e-4}}', got {text!r}.")
+    return value
