@@ -1,1 +1,42 @@
-"""BoxWorld and bridge BoxWorld (Section 4 of the paper) as gymnasium environments."""
+"""BoxWorld and bridge BoxWorld (Section 4 of the paper) as gymnasium environments.
+
+Importing this package registers ``BridgeBoxWorld-v0`` (``mode="bridge"``) and ``BoxWorld-v0``
+(``mode="standard"``), each with a native vector entry point::
+
+    import gymnasium as gym
+    import keras_simplicial.envs
+    env = gym.make("BridgeBoxWorld-v0")
+    vec = gym.make_vec("BridgeBoxWorld-v0", num_envs=64, vectorization_mode="vector_entry_point")
+"""
+import gymnasium as gym
+
+from .config import BoxWorldConfig
+from .core import BoxWorldCore
+from .logic import (GEM, Box, ProofStep, ProofTree, Puzzle, Sequent, SourceSink, is_obtainable,
+                    proof_tree, proposition, solve, source_sink)
+from .palette import PALETTE, make_palette
+from .single_env import BoxWorldEnv
+from .vector_env import BoxWorldVectorEnv
+
+BRIDGE_BOX_WORLD_ID = "BridgeBoxWorld-v0"
+BOX_WORLD_ID = "BoxWorld-v0"
+ENV_IDS = (BRIDGE_BOX_WORLD_ID, BOX_WORLD_ID)
+
+
+def register_envs() -> None:
+    """Register both ids with gymnasium (idempotent)."""
+    for env_id, mode in ((BRIDGE_BOX_WORLD_ID, "bridge"), (BOX_WORLD_ID, "standard")):
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=f"{__name__}.single_env:BoxWorldEnv",
+                         vector_entry_point=f"{__name__}.vector_env:BoxWorldVectorEnv",
+                         kwargs={"mode": mode})
+
+
+register_envs()
+
+__all__ = [
+    "BOX_WORLD_ID", "BRIDGE_BOX_WORLD_ID", "ENV_IDS", "GEM", "PALETTE", "Box", "BoxWorldConfig",
+    "BoxWorldCore", "BoxWorldEnv", "BoxWorldVectorEnv", "ProofStep", "ProofTree", "Puzzle",
+    "Sequent", "SourceSink", "is_obtainable", "make_palette", "proof_tree", "proposition",
+    "register_envs", "solve", "source_sink",
+]
