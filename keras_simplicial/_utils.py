@@ -1,0 +1,67 @@
+"""Helpers shared by the attention layers: argument checks, head reshapes, masked softmax."""
+
+import numbers
+
+from keras import ops
+
+# Added to masked logits before the softmax; exp() of it underflows to exactly 0 in float32.
+MASK_LOGIT = -1e9
+
+
+def check_positive_int(name, value, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ValueError(f"`{name}` must be a positive integer, received {name}={value!r}.")
+    return int(value)
+
+
+def check_rate(name, value):
+    if not isinstance(value, numbers.Real) or not 0.0 <= value < 1.0:
+        raise ValueError(f"`{name}` must be a number in [0, 1), received {name}={value!r}.")
+    return float(value)
+
+
+def check_non_negative(name, value):
+    if not isinstance(value, numbers.Real) or value < 0:
+        raise ValueError(f"`{name}` must be a non-negative number, received {name}={value!r}.")
+    return float(value)
+
+
+def dim(x, axis):
+    """Static size of `axis` if known, else the dynamic one."""
+    size = x.shape[axis]
+    return size if size is not None else ops.shape(x)[axis]
+
+
+def split_heads(x, num_heads):
+    """[B, N, H * d] -> [B, H, N, d]."""
+    head_dim = x.shape[-1] // num_heads
+    x = ops.reshape(x, (-1, dim(x, 1), num_heads, head_dim))
+    return ops.transpose(x, (0, 2, 1, 3))
+
+
+def merge_heads(x):
+    """[B, H, N, d] -> [B, N, H * d] (heads concatenated)."""
+    num_heads, head_dim = x.shape[1], x.shape[3]
+    x = ops.transpose(x, (0, 2, 1, 3))
+    return ops.reshape(x, (-1, dim(x, 1), num_heads * head_dim))
+
+
+def softmax_dtype(compute_dtype):
+    """Logits and softmax run in float32 under mixed precision (as in keras MultiHeadAttention)."""
+    return "float32" if str(compute_dtype) in ("float16", "bfloat16") else compute_dtype
+
+
+def masked_softmax(logits, mask, axes):
+    """Softmax jointly over `axes`; entries where `mask` is False get probability exactly 0, and
+    a row with nothing to attend to gets all zeros (not a uniform distribution)."""
+    if mask is None:
+        shifted = logits - ops.stop_gradient(ops.max(logits, axis=axes, keepdims=True))
+        weights = ops.exp(shifted)
+        return weights / ops.sum(weights, axis=axes, keepdims=True)
+    logits = ops.where(mask, logits, MASK_LOGIT)
+    shifted = logits - ops.stop_gradient(ops.max(logits, axis=axes, keepdims=True))
+    weights = ops.where(mask, ops.exp(shifted), 0.0)
+    total = ops.sum(weights, axis=axes, keepdims=True)
+    return weights / ops.maximum(total, 1e-30)

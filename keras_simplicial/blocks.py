@@ -1,0 +1,367 @@
+"""The relational and the 2-simplicial Transformer blocks of Section 5.2."""
+
+import keras
+from keras import constraints, initializers, ops, regularizers
+
+from keras_simplicial import _utils
+from keras_simplicial.dot_product_attention import DotProductAttention
+from keras_simplicial.scalar_product import DEFAULT_EPSILON
+from keras_simplicial.simplicial_attention import SimplicialAttention
+
+
+class _Block(keras.layers.Layer):
+    """What both blocks share: x = LayerNorm(e), 1-simplicial attention, and
+    e' = LayerNorm(g(v') + e) with g = Dense(feedforward_dim, relu) -> Dense(D) (eq. efromv)."""
+
+    def __init__(
+        self,
+        num_heads=2,
+        key_dim=32,
+        value_dim=None,
+        feedforward_dim=64,
+        dropout=0.0,
+        use_bias=False,
+        layer_norm_epsilon=1e-5,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.num_heads = _utils.check_positive_int("num_heads", num_heads)
+        self.key_dim = _utils.check_positive_int("key_dim", key_dim)
+        self.value_dim = _utils.check_positive_int("value_dim", value_dim, allow_none=True)
+        self.feedforward_dim = _utils.check_positive_int("feedforward_dim", feedforward_dim)
+        self.dropout = _utils.check_rate("dropout", dropout)
+        self.use_bias = bool(use_bias)
+        self.layer_norm_epsilon = _utils.check_non_negative(
+            "layer_norm_epsilon", layer_norm_epsilon
+        )
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+        self.seed = seed
+        self.input_norm = self._layer_norm("input_norm")
+        self.attention = DotProductAttention(
+            num_heads=self.num_heads,
+            key_dim=self.key_dim,
+            value_dim=self.value_dim,
+            name="attention",
+            **self._attention_kwargs(),
+        )
+        self.output_norm = self._layer_norm("output_norm")
+
+    def _layer_norm(self, name):
+        return keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=name
+        )
+
+    def _attention_kwargs(self):
+        return {
+            "dropout": self.dropout,
+            "use_bias": self.use_bias,
+            "kernel_initializer": initializers.serialize(self.kernel_initializer),
+            "bias_initializer": initializers.serialize(self.bias_initializer),
+            "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+            "kernel_constraint": constraints.serialize(self.kernel_constraint),
+            "bias_constraint": constraints.serialize(self.bias_constraint),
+            "seed": self.seed,
+            "dtype": self.dtype_policy,
+        }
+
+    def _dense(self, units, name, activation=None):
+        return keras.layers.Dense(
+            units,
+            activation=activation,
+            kernel_initializer=initializers.serialize(self.kernel_initializer),
+            bias_initializer=initializers.serialize(self.bias_initializer),
+            kernel_regularizer=regularizers.serialize(self.kernel_regularizer),
+            bias_regularizer=regularizers.serialize(self.bias_regularizer),
+            kernel_constraint=constraints.serialize(self.kernel_constraint),
+            bias_constraint=constraints.serialize(self.bias_constraint),
+            dtype=self.dtype_policy,
+            name=name,
+        )
+
+    def _check_inputs(self, input_shape):
+        if len(input_shape) != 3 or input_shape[-1] is None:
+            raise ValueError(
+                f"`inputs` must have shape [batch, entities, features] with known features, "
+                f"received {input_shape}."
+            )
+
+    def _build_common(self, input_shape, attention_width):
+        """Builds the norms, the 1-simplicial attention and g (input width `attention_width`)."""
+        self.input_norm.build(input_shape)
+        self.attention.build(input_shape, input_shape)
+        self.feedforward_hidden = self._dense(self.feedforward_dim, "feedforward_hidden", "relu")
+        self.feedforward_hidden.build(tuple(input_shape[:-1]) + (attention_width,))
+        self.feedforward_output = self._dense(input_shape[-1], "feedforward_output")
+        self.feedforward_output.build(tuple(input_shape[:-1]) + (self.feedforward_dim,))
+        self.output_norm.build(input_shape)
+
+    def _update(self, e, v):
+        """e' = LayerNorm(g(v') + e), eq. (efromv)."""
+        return self.output_norm(e + self.feedforward_output(self.feedforward_hidden(v)))
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "key_dim": self.key_dim,
+                "value_dim": self.value_dim,
+                "feedforward_dim": self.feedforward_dim,
+                "dropout": self.dropout,
+                "use_bias": self.use_bias,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "kernel_initializer": initializers.serialize(self.kernel_initializer),
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint),
+                "seed": self.seed,
+            }
+        )
+        return config
+
+
+@keras.saving.register_keras_serializable(package="keras_simplicial")
+class TransformerBlock(_Block):
+    """The relational Transformer block (Section 5.2, `transformer_block`; eq. update_multhead).
+
+        x  = LayerNorm(e)
+        a  = concat_u sum_j softmax_j(q_{i,(u)} . k_{j,(u)} / sqrt(key_dim)) v_{j,(u)}
+        e' = LayerNorm(e + Dense(D)(Dense(feedforward_dim, relu)(a)))
+
+    The attention has no bias on q, k, v by default and no output projection (heads concatenated,
+    width num_heads * value_dim), as in the original agent. The paper's agent: 2 heads of 32,
+    feed-forward width 64, LayerNorm epsilon 1e-5.
+
+    Args:
+        num_heads, key_dim, value_dim, dropout, use_bias, kernel_initializer, bias_initializer,
+        kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint, seed: of the
+            1-simplicial attention, as in `keras.layers.MultiHeadAttention` (the initializers,
+            regularizers and constraints also apply to the feed-forward layers).
+        feedforward_dim: hidden width of the feed-forward network g.
+        layer_norm_epsilon: epsilon of both layer normalisations.
+
+    Call arguments:
+        inputs: entities e, [B, N, D].
+        attention_mask: boolean, broadcastable to [B, N, N]; True = may attend.
+        return_attention_scores: also return the attention probabilities [B, num_heads, N, N].
+        training: whether dropout is active.
+
+    Returns:
+        e' [B, N, D], and the scores if requested.
+    """
+
+    def build(self, input_shape):
+        self._check_inputs(input_shape)
+        self._build_common(input_shape, self.num_heads * (self.value_dim or self.key_dim))
+
+    def call(self, inputs, attention_mask=None, return_attention_scores=False, training=None):
+        x = self.input_norm(inputs)
+        q, k, v = self.attention.project(x, x, x)
+        a, scores = self.attention.attend(q, k, v, attention_mask, training=training)
+        outputs = self._update(inputs, _utils.merge_heads(a))
+        return (outputs, scores) if return_attention_scores else outputs
+
+    def compute_output_spec(
+        self, inputs, attention_mask=None, return_attention_scores=False, training=None
+    ):
+        outputs = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
+        if not return_attention_scores:
+            return outputs
+        batch, length = inputs.shape[0], inputs.shape[1]
+        scores = keras.KerasTensor(
+            (batch, self.num_heads, length, length), dtype=self.compute_dtype
+        )
+        return outputs, scores
+
+
+@keras.saving.register_keras_serializable(package="keras_simplicial")
+class TwoSimplicialTransformerBlock(_Block):
+    """The 2-simplicial Transformer block with virtual entities (Section 2.2 and 5.2,
+    `simplicial_transformer_block`; eqs. efrmov0, update_rule_ent, 1_simp_virtual_update, efromv).
+
+    The last M = `num_virtual_entities` entities of the input are virtual. With x = LayerNorm(e):
+
+    - 1-simplicial attention (heads concatenated, no output projection): a standard entity
+      (i <= N) attends only to standard entities, a virtual entity to all N + M.
+    - 2-simplicial attention: a standard entity attends to pairs (j, k) of virtual entities,
+      sum_{j,k} softmax_{(j,k)}(<p_i, l^1_j, l^2_k>) B(u_j (x) u_k) (eq. update_rule_ent); a
+      virtual entity takes its own value u_i instead (eq. 1_simp_virtual_update).
+    - v' = concat(a1, LayerNorm(a2)) and e' = LayerNorm(e + Dense(D)(Dense(ff, relu)(v'))).
+
+    Paper defaults: 2 heads of 32 (1-simplicial), one 2-simplicial head of 48, 2 virtual
+    entities, feed-forward width 64. The virtual entities are appended by `VirtualEntities`
+    before the first block and dropped after the last.
+
+    Args:
+        num_virtual_entities: M, the number of trailing virtual entities (1 <= M < sequence length).
+        num_heads, key_dim, value_dim: of the 1-simplicial attention.
+        num_simplicial_heads, simplicial_key_dim, simplicial_value_dim: of the 2-simplicial
+            attention (`simplicial_value_dim` defaults to `simplicial_key_dim`).
+        simplicial_order: k of the k-simplicial attention (2 in the paper).
+        simplicial_epsilon: epsilon under the square root of the scalar product.
+        feedforward_dim, dropout, use_bias, layer_norm_epsilon, kernel_initializer,
+        bias_initializer, kernel_regularizer, bias_regularizer, kernel_constraint,
+        bias_constraint, seed: as in `TransformerBlock` (dropout and use_bias apply to both
+            attentions).
+
+    Call arguments:
+        inputs: entities e, [B, N + M, D], virtual entities last.
+        return_attention_scores: also return the 1-simplicial probabilities
+            [B, num_heads, N + M, N + M] (masked entries exactly 0) and the 2-simplicial ones
+            [B, num_simplicial_heads, N, M, M].
+        training: whether dropout is active.
+
+    Returns:
+        e' [B, N + M, D], or (e', attention_scores, simplicial_attention_scores).
+    """
+
+    def __init__(
+        self,
+        num_virtual_entities=2,
+        num_heads=2,
+        key_dim=32,
+        value_dim=None,
+        num_simplicial_heads=1,
+        simplicial_key_dim=48,
+        simplicial_value_dim=None,
+        simplicial_order=2,
+        simplicial_epsilon=DEFAULT_EPSILON,
+        feedforward_dim=64,
+        dropout=0.0,
+        use_bias=False,
+        layer_norm_epsilon=1e-5,
+        **kwargs,
+    ):
+        super().__init__(
+            num_heads=num_heads,
+            key_dim=key_dim,
+            value_dim=value_dim,
+            feedforward_dim=feedforward_dim,
+            dropout=dropout,
+            use_bias=use_bias,
+            layer_norm_epsilon=layer_norm_epsilon,
+            **kwargs,
+        )
+        self.num_virtual_entities = _utils.check_positive_int(
+            "num_virtual_entities", num_virtual_entities
+        )
+        self.num_simplicial_heads = _utils.check_positive_int(
+            "num_simplicial_heads", num_simplicial_heads
+        )
+        self.simplicial_key_dim = _utils.check_positive_int(
+            "simplicial_key_dim", simplicial_key_dim
+        )
+        self.simplicial_value_dim = _utils.check_positive_int(
+            "simplicial_value_dim", simplicial_value_dim, allow_none=True
+        )
+        self.simplicial_order = simplicial_order
+        self.simplicial_epsilon = simplicial_epsilon
+        self.simplicial_attention = SimplicialAttention(
+            num_heads=self.num_simplicial_heads,
+            key_dim=self.simplicial_key_dim,
+            value_dim=self.simplicial_value_dim,
+            order=simplicial_order,
+            epsilon=simplicial_epsilon,
+            name="simplicial_attention",
+            **self._attention_kwargs(),
+        )
+        self.simplicial_norm = self._layer_norm("simplicial_norm")
+
+    def build(self, input_shape):
+        self._check_inputs(input_shape)
+        length = input_shape[1]
+        if length is not None and self.num_virtual_entities >= length:
+            raise ValueError(
+                "`num_virtual_entities` must be smaller than the sequence length, received "
+                f"num_virtual_entities={self.num_virtual_entities} for inputs of shape "
+                f"{tuple(input_shape)}."
+            )
+        batch, features = input_shape[0], input_shape[-1]
+        standard = None if length is None else length - self.num_virtual_entities
+        self.simplicial_attention.build(
+            (batch, standard, features), (batch, self.num_virtual_entities, features)
+        )
+        simplicial_width = self.num_simplicial_heads * (
+            self.simplicial_value_dim or self.simplicial_key_dim
+        )
+        self.simplicial_norm.build((batch, length, simplicial_width))
+        width = self.num_heads * (self.value_dim or self.key_dim) + simplicial_width
+        self._build_common(input_shape, width)
+
+    def _virtual_mask(self, length):
+        """[1, N+M, N+M]: standard queries see standard keys only, virtual queries see all."""
+        positions = ops.arange(length)
+        first_virtual = length - self.num_virtual_entities
+        query_is_virtual = ops.expand_dims(positions >= first_virtual, 1)
+        key_is_standard = ops.expand_dims(positions < first_virtual, 0)
+        return ops.expand_dims(ops.logical_or(query_is_virtual, key_is_standard), 0)
+
+    def call(self, inputs, return_attention_scores=False, training=None):
+        m = self.num_virtual_entities
+        x = self.input_norm(inputs)
+        q, k, v = self.attention.project(x, x, x)
+        a1, scores = self.attention.attend(
+            q, k, v, self._virtual_mask(_utils.dim(x, 1)), training=training
+        )
+        standard, virtual = x[:, :-m], x[:, -m:]
+        simplicial = self.simplicial_attention
+        u = simplicial.project_value(virtual)
+        a2, simplicial_scores = simplicial.attend(
+            simplicial.project_query(standard),
+            simplicial.project_keys(virtual),
+            u,
+            return_attention_scores=return_attention_scores,
+            training=training,
+        )
+        a2 = ops.concatenate([_utils.merge_heads(a2), _utils.merge_heads(u)], axis=1)
+        v_prime = ops.concatenate([_utils.merge_heads(a1), self.simplicial_norm(a2)], axis=-1)
+        outputs = self._update(inputs, v_prime)
+        if return_attention_scores:
+            return outputs, scores, simplicial_scores
+        return outputs
+
+    def compute_output_spec(self, inputs, return_attention_scores=False, training=None):
+        outputs = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
+        if not return_attention_scores:
+            return outputs
+        batch, length = inputs.shape[0], inputs.shape[1]
+        m = self.num_virtual_entities
+        standard = None if length is None else length - m
+        scores = keras.KerasTensor((batch, self.num_heads, length, length), self.compute_dtype)
+        simplicial_scores = keras.KerasTensor(
+            (batch, self.num_simplicial_heads, standard) + (m,) * self.simplicial_order,
+            self.compute_dtype,
+        )
+        return outputs, scores, simplicial_scores
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_virtual_entities": self.num_virtual_entities,
+                "num_simplicial_heads": self.num_simplicial_heads,
+                "simplicial_key_dim": self.simplicial_key_dim,
+                "simplicial_value_dim": self.simplicial_value_dim,
+                "simplicial_order": self.simplicial_order,
+                "simplicial_epsilon": self.simplicial_epsilon,
+            }
+        )
+        return config

@@ -1,0 +1,203 @@
+"""1-simplicial (dot product) multi-head attention, as used inside the paper's Transformer blocks."""
+
+import math
+
+import keras
+from keras import initializers, constraints, ops, regularizers
+
+from keras_simplicial import _utils
+
+
+@keras.saving.register_keras_serializable(package="keras_simplicial")
+class DotProductAttention(keras.layers.Layer):
+    """Multi-head 1-simplicial attention without output projection (Section 2.1, eq. update_multhead).
+
+    For each head u, with q_i = W^Q e_i, k_j = W^K e_j, v_j = W^V e_j (eq. E_weight_matrix),
+
+        v'_{i,(u)} = sum_j softmax_j(q_{i,(u)} . k_{j,(u)} / sqrt(key_dim)) v_{j,(u)}
+
+    and the heads are concatenated: the output has width `num_heads * value_dim`. This is the
+    attention of the original agent code: no bias on q, k, v by default, logits scaled by
+    1/sqrt(key_dim), no output projection. Unlike `keras.layers.MultiHeadAttention` the heads are
+    therefore not mixed by a final dense layer; the block's feed-forward network does that.
+
+    Args:
+        num_heads: number of heads K.
+        key_dim: size of each head's queries and keys.
+        value_dim: size of each head's values; defaults to `key_dim`.
+        dropout: dropout rate on the attention probabilities.
+        use_bias: whether the q, k, v projections have biases.
+        kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+        kernel_constraint, bias_constraint: as in `keras.layers.MultiHeadAttention`.
+        seed: seed of the dropout.
+
+    Call arguments:
+        query: [B, N, Dq]. value: [B, M, Dv]. key: [B, M, Dk], defaults to `value`.
+        attention_mask: boolean, broadcastable to [B, N, M]; True = may attend. Masked
+            probabilities are exactly 0.
+        return_attention_scores: also return the probabilities [B, num_heads, N, M].
+        training: whether dropout is active.
+
+    Returns:
+        [B, N, num_heads * value_dim], and the scores if requested.
+    """
+
+    def __init__(
+        self,
+        num_heads=2,
+        key_dim=32,
+        value_dim=None,
+        dropout=0.0,
+        use_bias=False,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.num_heads = _utils.check_positive_int("num_heads", num_heads)
+        self.key_dim = _utils.check_positive_int("key_dim", key_dim)
+        self.value_dim = _utils.check_positive_int("value_dim", value_dim, allow_none=True)
+        self.dropout = _utils.check_rate("dropout", dropout)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+        self.seed = seed
+        self._value_dim = self.value_dim or self.key_dim
+        self._dropout_layer = keras.layers.Dropout(self.dropout, seed=seed)
+
+    def _projection(self, name, input_dim, width):
+        kernel = self.add_weight(
+            name=f"{name}_kernel",
+            shape=(input_dim, width),
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+            constraint=self.kernel_constraint,
+        )
+        bias = None
+        if self.use_bias:
+            bias = self.add_weight(
+                name=f"{name}_bias",
+                shape=(width,),
+                initializer=self.bias_initializer,
+                regularizer=self.bias_regularizer,
+                constraint=self.bias_constraint,
+            )
+        return kernel, bias
+
+    def build(self, query_shape, value_shape, key_shape=None):
+        key_shape = value_shape if key_shape is None else key_shape
+        for name, shape in (("query", query_shape), ("value", value_shape), ("key", key_shape)):
+            if shape[-1] is None:
+                raise ValueError(f"The last dimension of `{name}` must be known, got {shape}.")
+        if tuple(key_shape[1:-1]) != tuple(value_shape[1:-1]):
+            raise ValueError(
+                "`key` and `value` must have the same sequence shape, received "
+                f"key_shape={key_shape} and value_shape={value_shape}."
+            )
+        qk_width = self.num_heads * self.key_dim
+        self.query_kernel, self.query_bias = self._projection("query", query_shape[-1], qk_width)
+        self.key_kernel, self.key_bias = self._projection("key", key_shape[-1], qk_width)
+        self.value_kernel, self.value_bias = self._projection(
+            "value", value_shape[-1], self.num_heads * self._value_dim
+        )
+        self._self_attention_ok = query_shape[-1] == key_shape[-1] == value_shape[-1]
+
+    @staticmethod
+    def _project(x, kernel, bias):
+        y = ops.matmul(x, kernel)
+        return y if bias is None else y + bias
+
+    def project(self, query, key, value):
+        """q, k, v as [B, H, length, d]; one fused matmul when query, key and value coincide."""
+        if query is key and key is value and self._self_attention_ok:
+            kernels = [self.query_kernel, self.key_kernel, self.value_kernel]
+            qkv = ops.matmul(query, ops.concatenate(kernels, axis=1))
+            if self.use_bias:
+                qkv = qkv + ops.concatenate([self.query_bias, self.key_bias, self.value_bias], 0)
+            qk_width = self.num_heads * self.key_dim
+            q, k, v = ops.split(qkv, [qk_width, 2 * qk_width], axis=-1)
+        else:
+            q = self._project(query, self.query_kernel, self.query_bias)
+            k = self._project(key, self.key_kernel, self.key_bias)
+            v = self._project(value, self.value_kernel, self.value_bias)
+        return (
+            _utils.split_heads(q, self.num_heads),
+            _utils.split_heads(k, self.num_heads),
+            _utils.split_heads(v, self.num_heads),
+        )
+
+    def attend(self, q, k, v, attention_mask=None, training=None):
+        """Scaled dot product attention on [B, H, length, d] tensors -> ([B, H, N, dv], scores)."""
+        q = q * ops.cast(1.0 / math.sqrt(self.key_dim), q.dtype)
+        logits = ops.einsum("bhnd,bhmd->bhnm", q, k)
+        logits = ops.cast(logits, _utils.softmax_dtype(self.compute_dtype))
+        if attention_mask is not None:
+            mask = ops.expand_dims(ops.cast(attention_mask, "bool"), axis=1)
+            logits = ops.where(mask, logits, _utils.MASK_LOGIT)
+        scores = ops.cast(ops.softmax(logits, axis=-1), self.compute_dtype)
+        weights = self._dropout_layer(scores, training=training) if self.dropout else scores
+        return ops.matmul(weights, v), scores
+
+    def call(
+        self,
+        query,
+        value,
+        key=None,
+        attention_mask=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        key = value if key is None else key
+        q, k, v = self.project(query, key, value)
+        outputs, scores = self.attend(q, k, v, attention_mask, training=training)
+        outputs = _utils.merge_heads(outputs)
+        return (outputs, scores) if return_attention_scores else outputs
+
+    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
+        return tuple(query_shape[:-1]) + (self.num_heads * self._value_dim,)
+
+    def compute_output_spec(
+        self,
+        query,
+        value,
+        key=None,
+        attention_mask=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        outputs = keras.KerasTensor(
+            self.compute_output_shape(query.shape, value.shape), dtype=self.compute_dtype
+        )
+        if not return_attention_scores:
+            return outputs
+        scores_shape = (query.shape[0], self.num_heads, query.shape[1], value.shape[1])
+        return outputs, keras.KerasTensor(scores_shape, dtype=self.compute_dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "key_dim": self.key_dim,
+                "value_dim": self.value_dim,
+                "dropout": self.dropout,
+                "use_bias": self.use_bias,
+                "kernel_initializer": initializers.serialize(self.kernel_initializer),
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint),
+                "seed": self.seed,
+            }
+        )
+        return config

@@ -1,0 +1,411 @@
+"""2-simplicial (and k-simplicial) multi-head attention, eq. (Bformula)."""
+
+import keras
+from keras import constraints, initializers, ops, regularizers
+
+from keras_simplicial import _utils
+from keras_simplicial.scalar_product import (
+    DEFAULT_EPSILON,
+    safe_sqrt,
+    scalar_product_square_from_gram,
+)
+
+# "auto" tiling: key tuples are processed in tiles once a (batch, head) slice of the logits
+# would hold more than this many entries, and each tile then holds about TILE_BUDGET entries.
+TILE_THRESHOLD = 2**21
+TILE_BUDGET = 2**19
+
+
+def _largest_divisor_at_most(n, bound):
+    bound = max(1, min(n, bound))
+    return max(d for d in range(1, bound + 1) if n % d == 0)
+
+
+def _place(x, axes, rank):
+    """Insert size-1 axes into [B, H, *rest] so that `rest` lands on the sorted `axes`."""
+    for position in range(2, rank):
+        if position not in axes:
+            x = ops.expand_dims(x, position)
+    return x
+
+
+def _split_axis(x, axis, outer, inner):
+    shape = list(ops.shape(x))
+    return ops.reshape(x, shape[:axis] + [outer, inner] + shape[axis + 1 :])
+
+
+class _PerHeadInitializer:
+    """Initialises each head's B: H^(x)k -> H as its own [d, ..., d] tensor, so that fan-based
+    initialisers (the original used Glorot-uniform on B) see one head's fans."""
+
+    def __init__(self, initializer):
+        self.initializer = initializer
+
+    def __call__(self, shape, dtype=None):
+        return ops.stack([self.initializer(shape[1:], dtype=dtype) for _ in range(shape[0])])
+
+
+@keras.saving.register_keras_serializable(package="keras_simplicial")
+class SimplicialAttention(keras.layers.Layer):
+    """Multi-head 2-simplicial attention (Section 2.2, eqs. scalar_triple and Bformula).
+
+    From the queries' sequence e_i (i <= N) and the keys' / values' sequence f_j (j <= M), each head
+    extracts p_i = W^P e_i, l^1_j = W^{L1} f_j, l^2_j = W^{L2} f_j, u_j = W^U f_j
+    (eq. querykeyvalue_simp) and computes
+
+        v'_i = sum_{j,k} softmax_{(j,k)}( <p_i, l^1_j, l^2_k> ) B(u_j (x) u_k)          (Bformula)
+
+    with the unsigned scalar triple product <a, b, c> of eq. (scalar_triple) as logit (no scaling)
+    and a learned B: H (x) H -> H per head. Heads are concatenated: the output has width
+    `num_heads * value_dim`. With `order=k` the keys are k-tuples (j_1..j_k), the logit is the
+    (k+1)-fold unsigned scalar product <p_i, l^1_{j_1}, ..., l^k_{j_k}> (Definition A.4) and the
+    value is B(u_{j_1} (x) ... (x) u_{j_k}) with B: H^(x)k -> H.
+
+    Cost per head: the logits come from Gram entries (p.l: N x M, l.l: M x M, norms), so no
+    [N, M, M, d] tensor is formed; B(u_j (x) u_k) is computed once per key pair (O(M d^3 + M^2 d^2))
+    and the output is a matmul [N, M^2] x [M^2, d]. Time O(N M^2 d + M d^3), memory O(N M^2).
+    Above a size threshold (`tile_size="auto"`) key tuples are processed in tiles over j_1 with an
+    online softmax (as flash attention tiles keys): memory O(N M^(k-1)) instead of O(N M^k).
+
+    Args:
+        num_heads: number of 2-simplicial heads.
+        key_dim: size of each head's query p and keys l^1..l^k (the paper's agent: 48).
+        value_dim: size of each head's values u; defaults to `key_dim`.
+        order: k, the number of keys per tuple (2 = the paper's 2-simplicial attention).
+        dropout: dropout rate on the attention probabilities.
+        use_bias: whether the p, l, u projections have biases (the original had none).
+        epsilon: added under the square root of the scalar product, so that gradients stay finite
+            at pairwise orthogonal or zero vectors.
+        tile_size: "auto" (tiled above a size threshold), None (never tile) or a positive integer
+            (always tile, with at most this many j_1 per tile). The tiled path is used only when
+            neither attention scores nor training-time dropout are requested.
+        kernel_initializer: initializer of the projections and of B (default Glorot-uniform,
+            applied per head to B).
+        bias_initializer, kernel_regularizer, bias_regularizer, kernel_constraint,
+        bias_constraint: as in `keras.layers.MultiHeadAttention` (the kernel ones also apply to B).
+        seed: seed of the dropout.
+
+    Call arguments:
+        query: [B, N, Dq], source of p.
+        value: [B, M, Dv], source of u.
+        key: [B, M, Dk], source of l^1..l^k; defaults to `value`.
+        attention_mask: boolean, broadcastable to [B, N, M, M] ([B, N] + [M] * order); True = may
+            attend. Masked probabilities are exactly 0; a query with no allowed tuple outputs 0.
+        return_attention_scores: also return the probabilities [B, num_heads, N, M, M].
+        training: whether dropout is active.
+
+    Returns:
+        [B, N, num_heads * value_dim], and the scores if requested.
+    """
+
+    def __init__(
+        self,
+        num_heads=1,
+        key_dim=48,
+        value_dim=None,
+        order=2,
+        dropout=0.0,
+        use_bias=False,
+        epsilon=DEFAULT_EPSILON,
+        tile_size="auto",
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.num_heads = _utils.check_positive_int("num_heads", num_heads)
+        self.key_dim = _utils.check_positive_int("key_dim", key_dim)
+        self.value_dim = _utils.check_positive_int("value_dim", value_dim, allow_none=True)
+        order = _utils.check_positive_int("order", order)
+        if order < 2:
+            raise ValueError(f"`order` must be at least 2, received order={order}.")
+        self.order = order
+        self.dropout = _utils.check_rate("dropout", dropout)
+        self.use_bias = bool(use_bias)
+        self.epsilon = _utils.check_non_negative("epsilon", epsilon)
+        if tile_size not in (None, "auto"):
+            _utils.check_positive_int("tile_size", tile_size)
+        self.tile_size = tile_size
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+        self.seed = seed
+        self._value_dim = self.value_dim or self.key_dim
+        self._dropout_layer = keras.layers.Dropout(self.dropout, seed=seed)
+
+    # ----------------------------------------------------------------------------------- weights
+    def _add_kernel(self, name, shape, initializer=None):
+        return self.add_weight(
+            name=name,
+            shape=shape,
+            initializer=initializer or self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+            constraint=self.kernel_constraint,
+        )
+
+    def _add_bias(self, name, width):
+        if not self.use_bias:
+            return None
+        return self.add_weight(
+            name=name,
+            shape=(width,),
+            initializer=self.bias_initializer,
+            regularizer=self.bias_regularizer,
+            constraint=self.bias_constraint,
+        )
+
+    def build(self, query_shape, value_shape, key_shape=None):
+        key_shape = value_shape if key_shape is None else key_shape
+        for name, shape in (("query", query_shape), ("value", value_shape), ("key", key_shape)):
+            if shape[-1] is None:
+                raise ValueError(f"The last dimension of `{name}` must be known, got {shape}.")
+        if tuple(key_shape[1:-1]) != tuple(value_shape[1:-1]):
+            raise ValueError(
+                "`key` and `value` must have the same sequence shape, received "
+                f"key_shape={key_shape} and value_shape={value_shape}."
+            )
+        width = self.num_heads * self.key_dim
+        self.query_kernel = self._add_kernel("query_kernel", (query_shape[-1], width))
+        self.query_bias = self._add_bias("query_bias", width)
+        self.key_kernels = [
+            self._add_kernel(f"key{a + 1}_kernel", (key_shape[-1], width))
+            for a in range(self.order)
+        ]
+        self.key_biases = [self._add_bias(f"key{a + 1}_bias", width) for a in range(self.order)]
+        value_width = self.num_heads * self._value_dim
+        self.value_kernel = self._add_kernel("value_kernel", (value_shape[-1], value_width))
+        self.value_bias = self._add_bias("value_bias", value_width)
+        d = self._value_dim
+        self.B = self._add_kernel(
+            "B",
+            (self.num_heads,) + (d,) * (self.order + 1),
+            initializer=_PerHeadInitializer(self.kernel_initializer),
+        )
+
+    # ------------------------------------------------------------------------------- projections
+    def project_query(self, query):
+        """p: [B, H, N, key_dim]."""
+        p = ops.matmul(query, self.query_kernel)
+        p = p if self.query_bias is None else p + self.query_bias
+        return _utils.split_heads(p, self.num_heads)
+
+    def project_keys(self, key):
+        """[l^1, ..., l^k], each [B, H, M, key_dim], from one fused matmul."""
+        ls = ops.matmul(key, ops.concatenate(self.key_kernels, axis=1))
+        if self.use_bias:
+            ls = ls + ops.concatenate(self.key_biases, axis=0)
+        return [_utils.split_heads(l, self.num_heads) for l in ops.split(ls, self.order, axis=-1)]
+
+    def project_value(self, value):
+        """u: [B, H, M, value_dim]."""
+        u = ops.matmul(value, self.value_kernel)
+        u = u if self.value_bias is None else u + self.value_bias
+        return _utils.split_heads(u, self.num_heads)
+
+    # -------------------------------------------------------------------------------- attention
+    def tensor_values(self, u):
+        """B(u_{j_1} (x) ... (x) u_{j_k}) for all key tuples: [B, H, M^k, value_dim].
+
+        B's input slots are contracted one at a time, first u_{j_1} against B ([M, d] x [d, d^k]),
+        then each further u_{j_a}, so no [M, M, d, d] tensor ever appears.
+        """
+        return self._contract_remaining(self._contract_first(u), u)
+
+    def _contract_first(self, u):
+        d = self._value_dim
+        b = ops.reshape(ops.cast(self.B, u.dtype), (self.num_heads, d, d ** self.order))
+        return ops.einsum("bhjd,hdr->bhjr", u, b)
+
+    def _contract_remaining(self, t, u):
+        """t: [B, H, J, d^(s) * d] with the next slot leading -> [B, H, J * M^(k-1), d]."""
+        d = self._value_dim
+        for remaining in range(self.order - 1, 0, -1):
+            rows = _utils.dim(t, 2)
+            t = ops.reshape(t, (-1, self.num_heads, rows, d, d**remaining))
+            t = ops.einsum("bhjdr,bhmd->bhjmr", t, u)
+            t = ops.reshape(t, (-1, self.num_heads, rows * _utils.dim(u, 2), d**remaining))
+        return t
+
+    def _gram(self, p, ls):
+        """Gram entries of (p, l^1..l^k) in the softmax dtype, keyed by vector index pairs."""
+        dtype = _utils.softmax_dtype(self.compute_dtype)
+        vectors = [ops.cast(v, dtype) for v in [p] + list(ls)]
+        entries = {}
+        for a in range(self.order + 1):
+            entries[(a, a)] = ops.sum(ops.square(vectors[a]), axis=-1)
+            for b in range(a + 1, self.order + 1):
+                entries[(a, b)] = ops.einsum("bhnd,bhmd->bhnm", vectors[a], vectors[b])
+        return entries
+
+    def _logits(self, entries):
+        """<p_i, l^1_{j_1}, ..., l^k_{j_k}>: [B, H, N, M, ..., M] (eq. scalar_triple / defn)."""
+        rank = self.order + 3
+
+        def gram(a, b):
+            a, b = min(a, b), max(a, b)
+            axes = (2 + a,) if a == b else (2 + a, 2 + b)
+            return _place(entries[(a, b)], axes, rank)
+
+        return safe_sqrt(scalar_product_square_from_gram(gram, self.order + 1), self.epsilon)
+
+    def _use_tiles(self, p, u, return_attention_scores, training):
+        if self.tile_size is None or return_attention_scores:
+            return None
+        if self.dropout and training:
+            return None
+        n, m = p.shape[2], u.shape[2]
+        if m is None or (self.tile_size == "auto" and n is None):
+            return None
+        if self.tile_size == "auto":
+            if n * m**self.order <= TILE_THRESHOLD:
+                return None
+            return _largest_divisor_at_most(m, TILE_BUDGET // (n * m ** (self.order - 1)))
+        return _largest_divisor_at_most(m, self.tile_size)
+
+    def attend(self, p, ls, u, attention_mask=None, return_attention_scores=False, training=None):
+        """Attention from projected p [B,H,N,dk], ls (k x [B,H,M,dk]), u [B,H,M,dv].
+
+        Returns ([B, H, N, dv], scores [B, H, N, M, ..., M] or None).
+        """
+        mask = None
+        if attention_mask is not None:
+            if len(attention_mask.shape) != self.order + 2:
+                raise ValueError(
+                    f"`attention_mask` must have rank {self.order + 2} ([B, N] + [M] * order, "
+                    f"size-1 axes broadcast), received shape {tuple(attention_mask.shape)}."
+                )
+            mask = ops.expand_dims(ops.cast(attention_mask, "bool"), axis=1)
+        tile = self._use_tiles(p, u, return_attention_scores, training)
+        if tile is not None:
+            return self._attend_tiled(p, ls, u, mask, tile), None
+        logits = self._logits(self._gram(p, ls))
+        key_axes = tuple(range(3, 3 + self.order))
+        scores = ops.cast(_utils.masked_softmax(logits, mask, key_axes), self.compute_dtype)
+        weights = self._dropout_layer(scores, training=training) if self.dropout else scores
+        num_tuples = _utils.dim(u, 2) ** self.order
+        weights = ops.reshape(weights, (-1, self.num_heads, _utils.dim(p, 2), num_tuples))
+        outputs = ops.matmul(weights, self.tensor_values(u))
+        return outputs, (scores if return_attention_scores else None)
+
+    def _attend_tiled(self, p, ls, u, mask, tile):
+        """Online softmax over tiles of `tile` values of j_1 (all j_2..j_k at once)."""
+        m = u.shape[2]
+        num_tiles = m // tile
+        dtype = _utils.softmax_dtype(self.compute_dtype)
+        entries = self._gram(p, ls)
+        # Everything that depends on j_1 gets a leading tile axis, taken one tile per step.
+        tiled = {}
+        for (a, b), entry in entries.items():
+            if a == 1 or b == 1:
+                axis = 2 if a == 1 else 3  # (1, b): [B,H,M,M] ; (0, 1): [B,H,N,M] ; (1,1): [B,H,M]
+                tiled[(a, b)] = _split_axis(entry, axis, num_tiles, tile)
+        first = _split_axis(self._contract_first(u), 2, num_tiles, tile)
+        if mask is not None:
+            # Give the mask a full j_1 axis so it can be split into tiles.
+            full_j1 = ops.zeros((1, 1, 1, m) + (1,) * (self.order - 1), dtype="bool")
+            mask = _split_axis(ops.logical_or(mask, full_j1), 3, num_tiles, tile)
+        n = _utils.dim(p, 2)
+        key_axes = tuple(range(3, 3 + self.order))
+
+        def step(i, state):
+            running_max, total, accumulator = state
+            tile_entries = dict(entries)
+            for (a, b), entry in tiled.items():
+                tile_entries[(a, b)] = ops.take(entry, i, axis=2 if a == 1 else 3)
+            logits = self._logits(tile_entries)
+            tile_mask = None if mask is None else ops.take(mask, i, axis=3)
+            if tile_mask is not None:
+                logits = ops.where(tile_mask, logits, _utils.MASK_LOGIT)
+            new_max = ops.maximum(running_max, ops.max(logits, axis=key_axes))
+            new_max = ops.stop_gradient(new_max)
+            weights = ops.exp(logits - _place(new_max, (2,), self.order + 3))
+            if tile_mask is not None:
+                weights = ops.where(tile_mask, weights, 0.0)
+            rescale = ops.exp(running_max - new_max)
+            total = total * rescale + ops.sum(weights, axis=key_axes)
+            values = self._contract_remaining(ops.take(first, i, axis=2), u)
+            tuples = tile * m ** (self.order - 1)
+            weights = ops.reshape(ops.cast(weights, u.dtype), (-1, self.num_heads, n, tuples))
+            accumulator = accumulator * ops.expand_dims(rescale, -1) + ops.cast(
+                ops.matmul(weights, values), dtype
+            )
+            return new_max, total, accumulator
+
+        zeros = ops.zeros_like(entries[(0, 0)])
+        accumulator = ops.expand_dims(zeros, -1) + ops.zeros((self._value_dim,), dtype=dtype)
+        initial = (zeros + _utils.MASK_LOGIT, zeros, accumulator)
+        _, total, accumulator = ops.fori_loop(0, num_tiles, step, initial)
+        outputs = accumulator / ops.expand_dims(ops.maximum(total, 1e-30), -1)
+        return ops.cast(outputs, self.compute_dtype)
+
+    def call(
+        self,
+        query,
+        value,
+        key=None,
+        attention_mask=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        key = value if key is None else key
+        p = self.project_query(query)
+        ls = self.project_keys(key)
+        u = self.project_value(value)
+        outputs, scores = self.attend(
+            p, ls, u, attention_mask, return_attention_scores, training=training
+        )
+        outputs = _utils.merge_heads(outputs)
+        return (outputs, scores) if return_attention_scores else outputs
+
+    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
+        return tuple(query_shape[:-1]) + (self.num_heads * self._value_dim,)
+
+    def compute_output_spec(
+        self,
+        query,
+        value,
+        key=None,
+        attention_mask=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        outputs = keras.KerasTensor(
+            self.compute_output_shape(query.shape, value.shape), dtype=self.compute_dtype
+        )
+        if not return_attention_scores:
+            return outputs
+        scores_shape = (query.shape[0], self.num_heads, query.shape[1]) + (
+            value.shape[1],
+        ) * self.order
+        return outputs, keras.KerasTensor(scores_shape, dtype=self.compute_dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "key_dim": self.key_dim,
+                "value_dim": self.value_dim,
+                "order": self.order,
+                "dropout": self.dropout,
+                "use_bias": self.use_bias,
+                "epsilon": self.epsilon,
+                "tile_size": self.tile_size,
+                "kernel_initializer": initializers.serialize(self.kernel_initializer),
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint),
+                "seed": self.seed,
+            }
+        )
+        return config
