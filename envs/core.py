@@ -215,7 +215,10 @@ class BoxWorldCore:
         two = l2 >= 0
         if two.any():
             slot2 = self._take(bl[two], l2[two])
-            self._obs_flat[bl[two], self.inventory_cell[slot2]] = self._empty
+            first = np.minimum(slot[two], slot2)       # the Gem goes to the upper freed slot
+            self._obs_flat[bl[two], self.inventory_cell[np.maximum(slot[two], slot2)]] = \
+                self._empty
+            slot[two] = first
         key = self.key[bl, ol].astype(np.int64)
         self._give(bl, key, slot)
         self._clear(bl, ol)

@@ -1,0 +1,45 @@
+"""Invalid arguments raise ValueError naming the argument and the accepted values."""
+import pytest
+
+from keras_simplicial.envs import BoxWorldEnv, BoxWorldVectorEnv
+
+CASES = [
+    (dict(mode="tetris"), "mode must be one of"),
+    (dict(rows=2), "rows must be an int >= 3"),
+    (dict(cols="9"), "cols must be an int"),
+    (dict(min_solution_length=0), "min_solution_length must be an int >= 1"),
+    (dict(min_solution_length=3, max_solution_length=2), "min_solution_length .* <= max_solution"),
+    (dict(max_solution_length=4), "too many objects .* max_solution_length"),
+    (dict(bridge_probability=1.5), r"bridge_probability must be a float in \[0, 1\]"),
+    (dict(max_distractors=2), "max_distractors must be 0 in mode='bridge'"),
+    (dict(mode="standard", bridge_probability=0.5), "bridge_probability must be 0"),
+    (dict(mode="standard", max_distractors=9), "too many objects .* max_distractors"),
+    (dict(mode="standard", min_distractors=3, max_distractors=1), "min_distractors"),
+    (dict(mode="standard", distractor_length=0), "distractor_length must be an int >= 1"),
+    (dict(num_colours=5), "num_colours=5 is too small"),
+    (dict(num_colours=0), "num_colours must be an int"),
+    (dict(max_steps=0), "max_steps must be an int >= 1"),
+    (dict(random_start="yes"), "random_start must be a bool"),
+    (dict(rows=4, cols=9), "no place for the Gem box"),
+    (dict(render_mode="human"), "render_mode must be None or one of"),
+    (dict(tile_size=0), "tile_size must be an int >= 1"),
+]
+
+
+@pytest.mark.parametrize("kwargs, message", CASES)
+def test_invalid_arguments_raise_value_error(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        BoxWorldEnv(**kwargs)
+    with pytest.raises(ValueError, match=message):
+        BoxWorldVectorEnv(2, **kwargs)
+
+
+def test_valid_edge_cases_construct():
+    BoxWorldEnv(max_solution_length=3, bridge_probability=1.0)
+    BoxWorldEnv(mode="standard", max_solution_length=5, max_distractors=6)   # 12 objects fit
+    BoxWorldEnv(max_solution_length=4, rows=9)                              # 10 objects on 4x3
+    with pytest.raises(ValueError, match="num_envs|num_boards"):
+        BoxWorldVectorEnv(0)
+    vec = BoxWorldVectorEnv(2)
+    with pytest.raises(ValueError, match="seed"):
+        vec.reset(seed=[1, 2, 3])
