@@ -151,7 +151,8 @@ def test_functional_model_with_dynamic_batch_under_jit():
     assert out.shape == (None, 6, 8)
 
 
-def test_save_load_config_and_summary(tmp_path):
+def test_save_load_config_and_summary(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # rich wraps the summary table at the terminal width
     query_in, value_in = keras.Input((5, 6)), keras.Input((3, 6))
     out, scores = SimplicialAttention(num_heads=2, key_dim=4, value_dim=3, use_bias=True,
                                       tile_size=2, name="simp")(

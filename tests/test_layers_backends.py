@@ -1,0 +1,90 @@
+"""The layers on the TensorFlow, JAX and PyTorch backends of Keras, one subprocess per backend."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, sys, tempfile
+    sys.path.insert(0, {tests!r})
+    import keras
+    import numpy as np
+    assert keras.backend.backend() == {backend!r}, keras.backend.backend()
+    import test_layers_reference as reference
+    from keras_simplicial import (SimplicialAttention, TransformerBlock,
+                                  TwoSimplicialTransformerBlock, VirtualEntities)
+
+    rng = np.random.default_rng(0)
+    query = rng.normal(size=(2, 5, 6)).astype("float32")
+    value = rng.normal(size=(2, 4, 6)).astype("float32")
+    mask = rng.random((2, 5, 4, 4)) < 0.7
+    for tile_size in (None, 2):
+        layer = SimplicialAttention(num_heads=2, key_dim=3, tile_size=tile_size)
+        out = keras.ops.convert_to_numpy(layer(query, value, attention_mask=mask))
+        expected, _ = reference.simplicial_attention(layer, query, value, mask=mask)
+        np.testing.assert_allclose(out, expected, rtol=2e-4, atol=2e-4)
+
+    e = rng.normal(size=(3, 7, 8)).astype("float32")
+    block = TwoSimplicialTransformerBlock(num_heads=2, key_dim=4, simplicial_key_dim=4,
+                                          feedforward_dim=8)
+    block.build(e.shape)
+    out, scores, simplicial_scores = block(e, return_attention_scores=True)
+    expected, _, _ = reference.simplicial_block(block, e)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(out), expected, rtol=2e-4, atol=2e-4)
+    relational = TransformerBlock(num_heads=2, key_dim=4, feedforward_dim=8)
+    relational.build(e.shape)
+    expected, _ = reference.transformer_block(relational, e)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(relational(e)), expected,
+                               rtol=2e-4, atol=2e-4)
+
+    # Training (compiled: XLA on TF and JAX) through the shared block, including zero entities
+    # (sqrt of the scalar product at 0), then a .keras round trip.
+    inputs = keras.Input((5, 8))
+    x = VirtualEntities(2)(inputs)
+    shared = TwoSimplicialTransformerBlock(num_heads=2, key_dim=4, simplicial_key_dim=4,
+                                           feedforward_dim=8, name="block")
+    x = shared(shared(x))
+    outputs = keras.layers.Dense(1)(keras.layers.GlobalMaxPooling1D()(x))
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer="adam", loss="mse", jit_compile={jit!r})
+    data = rng.normal(size=(8, 5, 8)).astype("float32")
+    data[:2] = 0.0
+    history = model.fit(data, np.ones((8, 1), "float32"), batch_size=4, epochs=2, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"])), history.history
+    assert all(np.all(np.isfinite(keras.ops.convert_to_numpy(w))) for w in model.weights)
+    path = os.path.join(tempfile.mkdtemp(), "model.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(loaded(data)),
+                               keras.ops.convert_to_numpy(model(data)), rtol=1e-6, atol=1e-6)
+    print("BACKEND_OK", keras.backend.backend())
+    """
+)
+
+BACKENDS = {
+    "tensorflow": ("tensorflow", True),
+    "jax": ("jax", True),
+    # torch has no XLA: Keras compiles nothing for it with jit_compile=False.
+    "torch": ("torch", False),
+}
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_layers_on_backend(backend):
+    module, jit = BACKENDS[backend]
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"the {backend} backend is not importable ({module} is not installed)")
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3",
+               CUDA_VISIBLE_DEVICES="")
+    script = SCRIPT.format(tests=TESTS, backend=backend, jit=jit)
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert f"BACKEND_OK {backend}" in result.stdout
