@@ -1,0 +1,174 @@
+"""Play an episode of (bridge) BoxWorld in the terminal.
+
+Arrow keys or h/j/k/l move (left/down/up/right as in vi), ``?`` takes one step of the oracle's
+shortest plan, ``r`` starts a new puzzle, ``q`` quits. The board is drawn with 24-bit ANSI colours,
+with the inventory, the reward and the axioms Gamma of the episode; when an episode ends its proof
+tree (Appendix B) is shown.
+
+On a terminal keys are read in raw mode (termios); otherwise (a pipe, a test) ``stdin`` is read as
+text of key names or characters, e.g. ``"l l j ? q"`` or ``"right down"``. :func:`play_keys` plays
+a list of keys directly.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Iterable, Iterator, List, Optional, TextIO
+
+import gymnasium as gym
+
+from .oracle import greedy_action
+
+ACTION_OF_KEY = {"left": 0, "up": 1, "right": 2, "down": 3}
+KEY_NAMES = {"h": "left", "j": "down", "k": "up", "l": "right", "a": "left", "w": "up",
+             "d": "right", "s": "down", "?": "hint", "r": "reset", "q": "quit",
+             "\x1b[D": "left", "\x1b[A": "up", "\x1b[C": "right", "\x1b[B": "down", "\x03": "quit"}
+COMMANDS = ("left", "up", "right", "down", "hint", "reset", "quit")
+HELP = "move: arrows or h/j/k/l   ?: hint   r: new puzzle   q: quit"
+
+
+def key_name(token: str) -> Optional[str]:
+    """The command of a key or key name (``"h"``, ``"\\x1b[D"``, ``"left"``), or ``None``."""
+    token = token.strip() if len(token) > 1 and not token.startswith("\x1b") else token
+    if token.lower() in COMMANDS:
+        return token.lower()
+    return KEY_NAMES.get(token)
+
+
+def parse_keys(text: str) -> List[str]:
+    """Commands in ``text``: whitespace-separated names, or single characters and escape codes."""
+    commands = []
+    for word in text.split():
+        if key_name(word) in COMMANDS and len(word) > 1 and not word.startswith("\x1b"):
+            commands.append(key_name(word))
+            continue
+        i = 0
+        while i < len(word):
+            step = 3 if word.startswith("\x1b[", i) else 1
+            name = key_name(word[i:i + step])
+            if name is not None:
+                commands.append(name)
+            i += step
+    return commands
+
+
+def _raw_keys(stream: TextIO) -> Iterator[str]:
+    """Keys from a terminal in raw mode (restored on exit)."""
+    import termios
+    import tty
+
+    fd = stream.fileno()
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setraw(fd)
+        while True:
+            ch = os.read(fd, 1).decode(errors="ignore")
+            if ch == "\x1b":
+                ch += os.read(fd, 2).decode(errors="ignore")
+            name = key_name(ch)
+            if name is not None:
+                yield name
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def _screen(env, message: str, interactive: bool) -> str:
+    base = env.unwrapped
+    clear = "\x1b[H\x1b[2J" if interactive else ""
+    gamma = base.puzzle().format_gamma()
+    text = clear + base.render() + f"Γ: {gamma}\n{HELP}\n"
+    return text + (message + "\n" if message else "")
+
+
+def play_keys(env, keys: Iterable[str], out: TextIO = sys.stdout, seed: Optional[int] = None,
+              interactive: bool = False) -> dict:
+    """Play ``keys`` (command names or keys) on ``env`` (made with ``render_mode="ansi"``).
+
+    Returns ``{"episodes", "wins", "return", "steps"}`` over the session.
+    """
+    sep = "\r\n" if interactive else "\n"
+    env.reset(seed=seed)
+    stats = {"episodes": 0, "wins": 0, "return": 0.0, "steps": 0}
+    out.write(_screen(env, "", interactive).replace("\n", sep))
+    over = False
+    for key in keys:
+        command = key if key in COMMANDS else key_name(key)
+        if command is None:
+            continue
+        if command == "quit":
+            break
+        if command == "reset":
+            env.reset()
+            over = False
+            out.write(_screen(env, "new puzzle", interactive).replace("\n", sep))
+            continue
+        if over:
+            out.write(f"the episode is over: r for a new puzzle, q to quit{sep}")
+            continue
+        action = ACTION_OF_KEY.get(command)
+        if command == "hint":
+            action = greedy_action(env.unwrapped)
+            if action is None:
+                out.write(f"no plan: the Gem is unobtainable{sep}")
+                continue
+        _, reward, terminated, truncated, info = env.step(action)
+        stats["steps"] += 1
+        stats["return"] += reward
+        message = ""
+        if terminated or truncated:
+            over = True
+            stats["episodes"] += 1
+            stats["wins"] += bool(info["is_success"])
+            verdict = "Gem obtained!" if info["is_success"] else (
+                "a bridge/distractor: the Gem is unobtainable" if terminated else "out of steps")
+            message = (f"{verdict} puzzle type {info['puzzle_type']}\nproof tree:\n"
+                       f"{env.unwrapped.proof_tree().format()}\npress r for a new puzzle, q to quit")
+        out.write(_screen(env, message, interactive).replace("\n", sep))
+    out.flush()
+    return stats
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="keras-simplicial play", description=__doc__.split("\n")[0])
+    parser.add_argument("--env", default="BridgeBoxWorld-v0",
+                        help="environment id (BridgeBoxWorld-v0 or BoxWorld-v0)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the first puzzle")
+    parser.add_argument("--env-config", default="{}",
+                        help='JSON constructor arguments, e.g. \'{"max_solution_length": 2}\'')
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point of ``keras-simplicial play``; returns the exit status."""
+    from . import ENV_IDS
+
+    args = build_parser().parse_args(argv)
+    try:
+        config = json.loads(args.env_config)
+    except json.JSONDecodeError as error:
+        print(f"--env-config must be a JSON object: {error}", file=sys.stderr)
+        return 2
+    if not isinstance(config, dict):
+        print("--env-config must be a JSON object", file=sys.stderr)
+        return 2
+    if args.env not in ENV_IDS:
+        print(f"--env must be one of {ENV_IDS}, got {args.env!r}", file=sys.stderr)
+        return 2
+    config["render_mode"] = "ansi"
+    try:
+        env = gym.make(args.env, **config)
+    except (ValueError, TypeError) as error:
+        print(f"invalid --env-config: {error}", file=sys.stderr)
+        return 2
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    keys = _raw_keys(sys.stdin) if interactive else parse_keys(sys.stdin.read())
+    stats = play_keys(env, keys, sys.stdout, seed=args.seed, interactive=interactive)
+    print(f"episodes {stats['episodes']}, wins {stats['wins']}, return {stats['return']:+g}, "
+          f"steps {stats['steps']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
