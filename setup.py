@@ -44,7 +44,7 @@ setup(
         "test": ["pytest>=8,<10", "pytest-xdist>=3,<4"],
         "gpu": ["tensorflow[and-cuda]>=2.21,<2.22"],
     },
-    entry_points={"console_scripts": ["keras-simplicial=keras_simplicial.cli:main"]},
+    entry_points={"console_scripts": ["keras-simplicial=keras_simplicial.agents.cli:main"]},
     classifiers=[
         "Programming Language :: Python :: 3",
         "Framework :: Keras",

@@ -8,8 +8,6 @@ Everything is an ordinary RLlib `IMPALAConfig` on the old API stack (`framework=
 `IMPALAConfig` attribute names (what `--config '<json>'` passes).
 """
 
-import json
-
 from ray.rllib.algorithms.impala import IMPALAConfig
 from ray.tune.registry import register_env
 
@@ -140,14 +138,3 @@ def impala_config(env="BridgeBoxWorld-v0", agent="simplicial", *, env_config=Non
         apply_overrides(config, overrides)
     return config
 
-
-def parse_json_object(text, argument):
-    """Parses a JSON object given on the command line, naming `argument` when it is malformed."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{argument} is not valid JSON ({error.msg} at position {error.pos}): "
-                         f"{text!r}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"{argument} must be a JSON object like '{{\"lr\": 1e-4}}', got {text!r}.")
-    return value

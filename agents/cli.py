@@ -1,0 +1,226 @@
+"""`keras-simplicial`: train, evaluate, plot and play from the command line.
+
+    keras-simplicial train --run IMPALA --env BridgeBoxWorld-v0 --agent simplicial --out runs/a
+    keras-simplicial evaluate runs/a --episodes 1000
+    keras-simplicial plot runs/a runs/b --out curves.png
+    keras-simplicial play --env BridgeBoxWorld-v0 --seed 3
+
+`train` mirrors the old `rllib train` command (RLlib 2.60 no longer ships one). Bad input ends the
+program with exit status 2 and one line naming the problem, not a traceback (set
+KERAS_SIMPLICIAL_DEBUG=1 to see the traceback).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+RUN_CHOICES = ("IMPALA",)
+ENV_CHOICES = ("BridgeBoxWorld-v0", "BoxWorld-v0")
+AGENT_CHOICES = ("relational", "simplicial")
+
+
+class UsageError(Exception):
+    """A problem with the user's input: printed as one line, exit status 2."""
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and a pointer to --help), not the usage text."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def parse_json_object(text, argument):
+    """Parses a JSON object given on the command line, naming `argument` when it is malformed."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{argument} is not valid JSON ({error.msg} at position {error.pos}): "
+                         f"{text!r}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{argument} must be a JSON object like '{{\"lr\": 1e-4}}', got {text!r}")
+    return value
+
+
+def _json_object(argument):
+    def parse(text):
+        try:
+            return parse_json_object(text, argument)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    return parse
+
+
+def _positive_int(text):
+    try:
+        value = int(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def build_parser():
+    parser = OneLineErrorParser(
+        prog="keras-simplicial",
+        description="The 2-simplicial Transformer: train, evaluate and inspect BoxWorld agents.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     parser_class=OneLineErrorParser)
+
+    train = commands.add_parser("train", help="train an agent with IMPALA on Ray RLlib")
+    train.add_argument("--run", default="IMPALA", choices=RUN_CHOICES,
+                       help="the RLlib algorithm (default: IMPALA, as in the paper)")
+    train.add_argument("--env", default="BridgeBoxWorld-v0", choices=ENV_CHOICES)
+    train.add_argument("--agent", default="simplicial", choices=AGENT_CHOICES)
+    train.add_argument("--config", type=_json_object("--config"), default={},
+                       help="JSON object of IMPALAConfig overrides, e.g. '{\"lr\": 1e-4}'")
+    train.add_argument("--env-config", type=_json_object("--env-config"), default={},
+                       help="JSON object of environment arguments, e.g. "
+                            "'{\"max_solution_length\": 1}'")
+    train.add_argument("--model-config", type=_json_object("--model-config"), default={},
+                       help="JSON object of architecture overrides, e.g. '{\"num_heads\": 4}'")
+    train.add_argument("--stop-timesteps", type=_positive_int, default=5_500_000_000,
+                       help="environment steps to train for (default: the paper's 5.5e9)")
+    train.add_argument("--stop-seconds", type=float, default=None,
+                       help="also stop after this much wall-clock time")
+    train.add_argument("--num-env-runners", type=_non_negative_int, default=1,
+                       help="rollout worker processes (default: 1)")
+    train.add_argument("--num-envs-per-env-runner", type=_positive_int, default=8,
+                       help="environments each runner steps as a batch (default: 8)")
+    train.add_argument("--seed", type=int, default=None)
+    train.add_argument("--out", default=None,
+                       help="run directory (default: runs/<agent>-<env>-<time>)")
+    train.add_argument("--resume", action="store_true",
+                       help="continue the run in --out from its last checkpoint")
+    train.add_argument("--address", default=None,
+                       help="join the Ray cluster at this address (default: start a local Ray)")
+    train.add_argument("--checkpoint-every", type=_positive_int, default=10,
+                       help="iterations between checkpoints (default: 10)")
+    train.add_argument("--evaluate", type=_non_negative_int, default=0, metavar="EPISODES",
+                       help="after training, evaluate the final checkpoint on this many episodes")
+    train.add_argument("--progress", default="auto", choices=("auto", "rich", "plain", "none"))
+
+    evaluate = commands.add_parser("evaluate", help="win rates per puzzle type of a checkpoint")
+    evaluate.add_argument("checkpoint", help="a checkpoint directory or a run directory")
+    evaluate.add_argument("--episodes", type=_positive_int, default=1000)
+    evaluate.add_argument("--env", default=None, choices=ENV_CHOICES,
+                          help="default: the environment the run trained on")
+    evaluate.add_argument("--env-config", type=_json_object("--env-config"), default=None)
+    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--num-envs", type=_positive_int, default=32)
+    evaluate.add_argument("--max-episode-steps", type=_positive_int, default=500)
+    evaluate.add_argument("--greedy", action="store_true", help="take the most likely action")
+    evaluate.add_argument("--output", default=None,
+                          help="JSON report path (default: <run>/evaluation.json)")
+
+    plot = commands.add_parser("plot", help="training curves of one or more runs")
+    plot.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    plot.add_argument("--out", default="training_curves.png", help="PNG or PDF path")
+    plot.add_argument("--per-run", action="store_true", help="add one panel per run")
+    plot.add_argument("--time-adjusted", action="store_true",
+                      help="rescale steps by measured frames/s (Appendix C)")
+
+    play = commands.add_parser("play", help="play an episode yourself in the terminal",
+                               add_help=False)
+    play.add_argument("play_args", nargs=argparse.REMAINDER)
+    return parser
+
+
+def _default_out(agent, env):
+    import time
+
+    return f"runs/{agent}-{env.split('-')[0].lower()}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def command_train(args):
+    from keras_simplicial.agents.train import train
+
+    out = args.out or _default_out(args.agent, args.env)
+    if args.resume and not args.out:
+        raise UsageError("--resume needs --out, the run directory to continue.")
+    summary = train(
+        env=args.env, agent=args.agent, out=out, stop_timesteps=args.stop_timesteps,
+        env_config=args.env_config, model_overrides=args.model_config, overrides=args.config,
+        num_env_runners=args.num_env_runners,
+        num_envs_per_env_runner=args.num_envs_per_env_runner, seed=args.seed,
+        resume=args.resume, address=args.address, checkpoint_every=args.checkpoint_every,
+        stop_seconds=args.stop_seconds, progress=args.progress,
+    )
+    state = "interrupted" if summary.interrupted else "finished"
+    print(f"\nTraining {state} after {summary.timesteps:,} steps ({summary.iterations} iterations).")
+    print(f"  checkpoint:   {summary.checkpoint}")
+    print(f"  metrics:      {summary.metrics_csv}")
+    print(f"  TensorBoard:  tensorboard --logdir {summary.tensorboard_dir}")
+    print(f"  plot:         {summary.plot}")
+    print(f"  resume with:  keras-simplicial train --resume --out {summary.run_dir}")
+    if args.evaluate and not summary.interrupted:
+        from keras_simplicial.agents.evaluate import evaluate_checkpoint, format_report
+
+        print(f"\nEvaluating on {args.evaluate} episodes ...")
+        report = evaluate_checkpoint(summary.checkpoint, episodes=args.evaluate)
+        print(format_report(report))
+        print(f"  evaluation:   {report['output']}")
+    return 0
+
+
+def command_evaluate(args):
+    from keras_simplicial.agents.evaluate import evaluate_checkpoint, format_report
+
+    report = evaluate_checkpoint(args.checkpoint, episodes=args.episodes, env_id=args.env,
+                                 env_config=args.env_config, seed=args.seed,
+                                 num_envs=args.num_envs, max_episode_steps=args.max_episode_steps,
+                                 explore=not args.greedy, output=args.output)
+    print(format_report(report))
+    if "output" in report:
+        print(f"Saved {report['output']}")
+    return 0
+
+
+def command_plot(args):
+    from keras_simplicial.agents.plots import plot_training_curves
+
+    plot_training_curves(args.run_dirs, args.out, per_run_panels=args.per_run,
+                         time_adjusted=args.time_adjusted)
+    print(f"Saved {args.out}")
+    return 0
+
+
+def command_play(args):
+    from keras_simplicial.envs.play import main as play_main
+
+    return play_main(args.play_args)
+
+
+COMMANDS = {"train": command_train, "evaluate": command_evaluate, "plot": command_plot,
+            "play": command_play}
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command](args) or 0
+    except (UsageError, ValueError, FileNotFoundError, json.JSONDecodeError) as error:
+        if os.environ.get("KERAS_SIMPLICIAL_DEBUG"):
+            raise
+        print(f"keras-simplicial {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"keras-simplicial {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""What a training run leaves on disk, and how it is written so that nothing is lost.
+
+    OUT/
+      run.json              the run's arguments (read back by --resume, evaluate, plot)
+      metrics.csv           one row per training iteration
+      events/               TensorBoard event files
+      checkpoints/
+        iter_000012/        RLlib checkpoints, each renamed into place only once complete
+        latest              the name of the newest complete checkpoint
+      plots/win_rate.png    the training curve
+      evaluation.json       win rates per puzzle type (after `--evaluate` or `evaluate`)
+
+Every file that a crash could leave half-written is written to a temporary name in the same
+directory and then renamed over the old one (`os.replace` is atomic on POSIX).
+"""
+
+import csv
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+CHECKPOINT_PREFIX = "iter_"
+
+
+def atomic_write_text(path, text):
+    """Writes `text` to `path` so that readers see the old or the new file, never a mix."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+class RunDirectory:
+    """The files of one training run under `root`."""
+
+    def __init__(self, root):
+        self.root = Path(root)
+        self.run_file = self.root / "run.json"
+        self.metrics_file = self.root / "metrics.csv"
+        self.events_dir = self.root / "events"
+        self.checkpoints_dir = self.root / "checkpoints"
+        self.plots_dir = self.root / "plots"
+        self.evaluation_file = self.root / "evaluation.json"
+
+    def create(self):
+        for directory in (self.root, self.events_dir, self.checkpoints_dir, self.plots_dir):
+            directory.mkdir(parents=True, exist_ok=True)
+        return self
+
+    # -- run arguments ---------------------------------------------------------------------
+    def write_run(self, arguments):
+        atomic_write_text(self.run_file, json.dumps(arguments, indent=2, sort_keys=True) + "\n")
+
+    def read_run(self):
+        if not self.run_file.is_file():
+            raise FileNotFoundError(f"{self.root} is not a training run: {self.run_file} is missing.")
+        return json.loads(self.run_file.read_text(encoding="utf-8"))
+
+    # -- checkpoints -----------------------------------------------------------------------
+    def save_checkpoint(self, algorithm, iteration, keep=3):
+        """Saves `algorithm` as `checkpoints/iter_NNNNNN` atomically; returns its path."""
+        final = self.checkpoints_dir / f"{CHECKPOINT_PREFIX}{iteration:06d}"
+        staging = Path(tempfile.mkdtemp(prefix=".saving-", dir=self.checkpoints_dir))
+        try:
+            algorithm.save(str(staging))
+            if final.exists():
+                shutil.rmtree(final)
+            os.replace(staging, final)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        atomic_write_text(self.checkpoints_dir / "latest", final.name + "\n")
+        self._prune_checkpoints(keep)
+        return final
+
+    def latest_checkpoint(self):
+        """The newest complete checkpoint, or None."""
+        pointer = self.checkpoints_dir / "latest"
+        if pointer.is_file():
+            candidate = self.checkpoints_dir / pointer.read_text(encoding="utf-8").strip()
+            if candidate.is_dir():
+                return candidate
+        complete = self.checkpoints()
+        return complete[-1] if complete else None
+
+    def checkpoints(self):
+        if not self.checkpoints_dir.is_dir():
+            return []
+        return sorted(p for p in self.checkpoints_dir.iterdir()
+                      if p.is_dir() and p.name.startswith(CHECKPOINT_PREFIX))
+
+    def _prune_checkpoints(self, keep):
+        for stale in self.checkpoints()[:-keep]:
+            shutil.rmtree(stale, ignore_errors=True)
+        for leftover in self.checkpoints_dir.glob(".saving-*"):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+    # -- metrics ---------------------------------------------------------------------------
+    def read_metrics(self):
+        if not self.metrics_file.is_file():
+            return []
+        with open(self.metrics_file, newline="", encoding="utf-8") as stream:
+            return list(csv.DictReader(stream))
+
+    def truncate_metrics(self, last_iteration):
+        """Drops rows after `last_iteration` (written after the checkpoint a run resumes from)."""
+        rows = [row for row in self.read_metrics()
+                if int(row["training_iteration"]) <= last_iteration]
+        if not rows:
+            if self.metrics_file.exists():
+                self.metrics_file.unlink()
+            return
+        fields = list(rows[0].keys())
+        with tempfile.NamedTemporaryFile("w", newline="", encoding="utf-8", delete=False,
+                                         dir=self.root, prefix=".metrics.") as stream:
+            writer = csv.DictWriter(stream, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(rows)
+        os.replace(stream.name, self.metrics_file)
+
+
+class MetricsLog:
+    """Appends one row per iteration to metrics.csv (flushed) and to TensorBoard."""
+
+    def __init__(self, run_directory):
+        self.run_directory = run_directory
+        self._fields = None
+        existing = run_directory.read_metrics()
+        if existing:
+            self._fields = list(existing[0].keys())
+        self._summary_writer = None
+
+    def _writer(self):
+        if self._summary_writer is None:
+            from tensorboardX import SummaryWriter
+
+            self._summary_writer = SummaryWriter(str(self.run_directory.events_dir))
+        return self._summary_writer
+
+    def append(self, row):
+        path = self.run_directory.metrics_file
+        if self._fields is None:
+            self._fields = list(row.keys())
+        extra = [key for key in row if key not in self._fields]
+        if extra:  # a new puzzle type appeared: rewrite the file with the wider header
+            rows = self.run_directory.read_metrics()
+            self._fields += extra
+            with tempfile.NamedTemporaryFile("w", newline="", encoding="utf-8", delete=False,
+                                             dir=path.parent, prefix=".metrics.") as stream:
+                writer = csv.DictWriter(stream, fieldnames=self._fields, restval="")
+                writer.writeheader()
+                writer.writerows(rows)
+            os.replace(stream.name, path)
+        new_file = not path.exists()
+        with open(path, "a", newline="", encoding="utf-8") as stream:
+            writer = csv.DictWriter(stream, fieldnames=self._fields, restval="")
+            if new_file:
+                writer.writeheader()
+            writer.writerow(row)
+            stream.flush()
+            os.fsync(stream.fileno())
+        step = int(row["timesteps"])
+        writer = self._writer()
+        for key, value in row.items():
+            if key in ("training_iteration", "timesteps") or value in ("", None):
+                continue
+            writer.add_scalar(key, float(value), step)
+        writer.flush()
+
+    def close(self):
+        if self._summary_writer is not None:
+            self._summary_writer.close()

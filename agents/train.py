@@ -1,0 +1,206 @@
+"""Training an agent with IMPALA on Ray RLlib, top to bottom.
+
+    summary = train(env="BridgeBoxWorld-v0", agent="simplicial", out="runs/demo",
+                    stop_timesteps=1_000_000)
+
+1. Start Ray (embedded on this machine, or join a cluster with `address`).
+2. Build IMPALA with the paper's hyperparameters (`config.impala_config`), or restore it from the
+   run's last checkpoint when resuming.
+3. Loop: `algorithm.train()`, log a metrics row (CSV + TensorBoard), show progress, checkpoint every
+   `checkpoint_every` iterations. Ctrl-C checkpoints before leaving.
+4. Final checkpoint and training-curve plot; the caller prints where everything went.
+"""
+
+import dataclasses
+import math
+import os
+import signal
+import time
+
+from keras_simplicial.agents.callbacks import win_rates_from_result
+from keras_simplicial.agents.config import impala_config, validate_env_config
+from keras_simplicial.agents.progress import make_progress
+from keras_simplicial.agents.run_directory import MetricsLog, RunDirectory
+
+# Ray workers inherit these: quiet TensorFlow, and Keras 2 behind `tf.keras` for RLlib.
+WORKER_ENV_VARS = {
+    "TF_USE_LEGACY_KERAS": "1",
+    "TF_CPP_MIN_LOG_LEVEL": "3",
+    "PYTHONWARNINGS": "ignore::DeprecationWarning",
+}
+
+
+@dataclasses.dataclass
+class TrainingSummary:
+    run_dir: str
+    checkpoint: str
+    metrics_csv: str
+    tensorboard_dir: str
+    plot: str
+    timesteps: int
+    iterations: int
+    win_rate: float
+    interrupted: bool
+
+
+def start_ray(address=None, num_env_runners=1):
+    """Joins the cluster at `address`, or starts an embedded local Ray sized for the run."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    runtime_env = {"env_vars": dict(WORKER_ENV_VARS)}
+    if address:
+        ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
+    else:
+        # One CPU for the learner and one per env runner, even if that oversubscribes a laptop:
+        # Ray would otherwise wait forever for CPUs that do not exist.
+        num_cpus = max(os.cpu_count() or 1, 1 + int(num_env_runners))
+        ray.init(num_cpus=num_cpus, include_dashboard=False, runtime_env=runtime_env,
+                 log_to_driver=False, configure_logging=True, logging_level="ERROR")
+
+
+def metrics_row(result, started_at):
+    """The CSV/TensorBoard row of one `Algorithm.train()` result."""
+    timesteps = int(result.get("num_env_steps_sampled_lifetime")
+                    or result.get("timesteps_total") or 0)
+    runners = result.get("env_runners") or {}
+    learner = (((result.get("info") or {}).get("learner") or {}).get("default_policy") or {})
+    stats = learner.get("learner_stats") or {}
+    win_rate, per_type = win_rates_from_result(result)
+    row = {
+        "training_iteration": int(result["training_iteration"]),
+        "timesteps": timesteps,
+        "time_s": round(time.time() - started_at, 3),
+        "frames_per_s": round(float(result.get("num_env_steps_sampled_throughput_per_sec")
+                                    or 0.0), 2),
+        "episodes": int(runners.get("episodes_this_iter") or 0),
+        "episode_return_mean": _finite(runners.get("episode_return_mean")),
+        "episode_len_mean": _finite(runners.get("episode_len_mean")),
+        "win_rate": _finite(win_rate),
+        "policy_loss": _finite(stats.get("policy_loss")),
+        "vf_loss": _finite(stats.get("vf_loss")),
+        "entropy": _finite(stats.get("entropy")),
+        "grad_gnorm": _finite(stats.get("grad_gnorm")),
+    }
+    for puzzle_type, rate in sorted(per_type.items()):
+        row["win_rate/" + "_".join(map(str, puzzle_type))] = round(rate, 4)
+    return row
+
+
+def _finite(value):
+    if value is None:
+        return ""
+    value = float(value)
+    return "" if math.isnan(value) or math.isinf(value) else round(value, 6)
+
+
+class _StopRequest:
+    """Turns the first SIGINT/SIGTERM into a graceful stop (checkpoint, then leave)."""
+
+    def __init__(self):
+        self.requested = False
+        self._previous = {}
+
+    def __enter__(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.requested:  # second Ctrl-C: leave now
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        return False
+
+
+def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
+          env_config=None, model_overrides=None, overrides=None, num_env_runners=1,
+          num_envs_per_env_runner=8, seed=None, resume=False, address=None,
+          checkpoint_every=10, stop_seconds=None, progress="auto"):
+    """Trains `agent` on `env` with IMPALA until `stop_timesteps` environment steps.
+
+    With `resume=True`, `out` must hold an earlier run: its arguments are read back from
+    run.json (only `stop_timesteps` and `stop_seconds` come from this call), the algorithm is
+    restored from the latest complete checkpoint (weights, optimizer state and timestep
+    counters), and metrics rows written after that checkpoint are dropped.
+
+    Returns:
+        A `TrainingSummary` with the paths of the checkpoint, metrics and plot.
+    """
+    run_dir = RunDirectory(out)
+    if resume:
+        arguments = run_dir.read_run()
+        checkpoint = run_dir.latest_checkpoint()
+        if checkpoint is None:
+            raise FileNotFoundError(f"--resume: no complete checkpoint in {run_dir.checkpoints_dir}.")
+    else:
+        arguments = {
+            "env": env, "agent": agent, "env_config": dict(env_config or {}),
+            "model_overrides": dict(model_overrides or {}), "overrides": dict(overrides or {}),
+            "num_env_runners": int(num_env_runners),
+            "num_envs_per_env_runner": int(num_envs_per_env_runner), "seed": seed,
+        }
+        checkpoint = None
+    if stop_timesteps is None or int(stop_timesteps) <= 0:
+        raise ValueError(f"stop_timesteps must be a positive integer, got {stop_timesteps!r}.")
+    validate_env_config(arguments["env"], arguments["env_config"])
+    config = impala_config(
+        arguments["env"], arguments["agent"], env_config=arguments["env_config"],
+        model_overrides=arguments["model_overrides"],
+        num_env_runners=arguments["num_env_runners"],
+        num_envs_per_env_runner=arguments["num_envs_per_env_runner"],
+        seed=arguments["seed"], overrides=arguments["overrides"],
+    )
+    config.fault_tolerance(restart_failed_env_runners=True,
+                           delay_between_env_runner_restarts_s=1.0)
+    run_dir.create()
+    if not resume:
+        run_dir.write_run(arguments)
+
+    start_ray(address, arguments["num_env_runners"])
+    algorithm = config.build_algo()
+    if checkpoint is not None:
+        algorithm.restore(str(checkpoint))
+        run_dir.truncate_metrics(algorithm.iteration)
+
+    metrics = MetricsLog(run_dir)
+    display = make_progress(progress, total=int(stop_timesteps),
+                            title=f"{arguments['agent']} agent on {arguments['env']}")
+    started_at = time.time()
+    timesteps = int(algorithm._counters.get("num_env_steps_sampled", 0))
+    saved_at_iteration = algorithm.iteration if checkpoint is not None else -1
+    latest = checkpoint
+    row = {}
+    with _StopRequest() as stop, display:
+        display.update(timesteps, {})
+        while timesteps < int(stop_timesteps) and not stop.requested:
+            if stop_seconds is not None and time.time() - started_at >= float(stop_seconds):
+                break
+            result = algorithm.train()
+            row = metrics_row(result, started_at)
+            timesteps = row["timesteps"]
+            metrics.append(row)
+            display.update(timesteps, row)
+            if algorithm.iteration % int(checkpoint_every) == 0:
+                latest = run_dir.save_checkpoint(algorithm, algorithm.iteration)
+                saved_at_iteration = algorithm.iteration
+        if algorithm.iteration != saved_at_iteration:
+            latest = run_dir.save_checkpoint(algorithm, algorithm.iteration)
+    metrics.close()
+    algorithm.stop()
+
+    from keras_simplicial.agents.plots import plot_training_curves
+
+    plot_path = run_dir.plots_dir / "win_rate.png"
+    plot_training_curves([run_dir.root], plot_path)
+    return TrainingSummary(
+        run_dir=str(run_dir.root), checkpoint=str(latest), metrics_csv=str(run_dir.metrics_file),
+        tensorboard_dir=str(run_dir.events_dir), plot=str(plot_path), timesteps=timesteps,
+        iterations=algorithm.iteration, win_rate=row.get("win_rate", ""),
+        interrupted=stop.requested,
+    )
