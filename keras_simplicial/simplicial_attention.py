@@ -220,9 +220,19 @@ class SimplicialAttention(keras.layers.Layer):
         return self._contract_remaining(self._contract_first(u), u)
 
     def _contract_first(self, u):
+        """u_{j_1} against B's first slot: [B, H, M, d^(k-1) * d], cost O(M d^(k+1)) per head.
+
+        One plain [B*M, d] x [d, d^k] matmul per head: XLA on CPU runs it several times faster
+        than the equivalent batched einsum over heads.
+        """
         d = self._value_dim
-        b = ops.reshape(ops.cast(self.B, u.dtype), (self.num_heads, d, d ** self.order))
-        return ops.einsum("bhjd,hdr->bhjr", u, b)
+        b = ops.reshape(ops.cast(self.B, u.dtype), (self.num_heads, d, d**self.order))
+        rows = _utils.dim(u, 2)
+        per_head = [
+            ops.reshape(ops.matmul(ops.reshape(u[:, h], (-1, d)), b[h]), (-1, rows, d**self.order))
+            for h in range(self.num_heads)
+        ]
+        return ops.stack(per_head, axis=1)
 
     def _contract_remaining(self, t, u):
         """t: [B, H, J, d^(s) * d] with the next slot leading -> [B, H, J * M^(k-1), d]."""
