@@ -12,12 +12,14 @@ from typing import Optional
 from .core import ACTION_DELTAS, BoxWorldCore
 from .sampling import FLOOR
 
+
 def target_cells(core: BoxWorldCore, index: int, slot: int) -> list:
     """Cells to step onto to open object ``slot``: a loose key's tile, else its lock tile(s)."""
     cells = core.cells[index, slot]
     if core.lock[index, slot] < 0:
         return [int(cells[0])]
     return [int(cells[1])] + ([int(cells[3])] if cells[3] >= 0 else [])
+
 
 def path_to(core: BoxWorldCore, index: int, slot: int) -> Optional[list]:
     """Shortest action sequence from the player to object ``slot`` over floor, or ``None``."""
@@ -45,6 +47,7 @@ def path_to(core: BoxWorldCore, index: int, slot: int) -> Optional[list]:
                 queue.append(nxt)
     return None
 
+
 def plan_actions(env) -> Optional[list]:
     """The actions that walk the current shortest plan of a ``BoxWorldEnv`` (unwrapped), or ``None``
     if the Gem is unobtainable or a target cannot be reached. Does not step ``env``."""
@@ -70,9 +73,11 @@ def plan_actions(env) -> Optional[list]:
         core.pos[:] = saved
         core.cell_role[:] = roles
 
+
 def greedy_action(env) -> Optional[int]:
     """The first action of the walked plan (a hint), or ``None``."""
     actions = plan_actions(env)
     return int(actions[0]) if actions else None
+
 
 __all__ = ["greedy_action", "path_to", "plan_actions", "target_cells"]
