@@ -172,7 +172,7 @@ def build_agent_model(kind, observation_shape, num_actions, return_attention_sco
             simplicial_key_dim=params["simplicial_key_dim"],
             feedforward_dim=params["feedforward_dim"],
             layer_norm_epsilon=params["layer_norm_epsilon"],
-            name="two_simplicial_transformer_block",
+            name="simplicial_block",
         )
 
     # "The weights are shared between iterations of the Transformer block": one instance,
@@ -187,7 +187,7 @@ def build_agent_model(kind, observation_shape, num_actions, return_attention_sco
 
     if kind == "simplicial":
         entities = DropVirtualEntities(params["num_virtual_entities"],
-                                       name="drop_virtual_entities")(entities)
+                                       name="drop_virtual")(entities)
     x = keras.layers.GlobalMaxPooling1D(name="max_pool_entities")(entities)
     for index, units in enumerate(params["mlp_units"]):
         x = keras.layers.Dense(units, activation="relu", name=f"mlp_{index + 1}")(x)

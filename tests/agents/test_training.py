@@ -1,0 +1,97 @@
+"""IMPALA on RLlib with our agents: a few real iterations on the embedded local Ray."""
+
+import math
+import os
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from keras_simplicial.agents.config import (  # noqa: E402
+    PAPER_IMPALA_HYPERPARAMETERS, impala_config)
+from keras_simplicial.agents.train import metrics_row, start_ray  # noqa: E402
+
+# Small batches so that an iteration takes a second or two on 2 cores.
+QUICK = {"train_batch_size": 160, "min_time_s_per_iteration": 1}
+EASY_ENV = {"max_solution_length": 1, "max_steps": 60}
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    import ray
+
+    start_ray(num_env_runners=1)
+    yield ray
+    ray.shutdown()
+
+
+def test_config_carries_table_1_and_rmsprop():
+    config = impala_config("BridgeBoxWorld-v0", "simplicial")
+    assert config.framework_str == "tf2"
+    assert not config.enable_rl_module_and_learner
+    for key, value in PAPER_IMPALA_HYPERPARAMETERS.items():
+        assert getattr(config, key) == value, key
+    assert config.model["custom_model"] == "simplicial_agent"
+
+
+def test_config_rejects_bad_input():
+    with pytest.raises(ValueError, match="agent must be one of"):
+        impala_config("BridgeBoxWorld-v0", "transformer")
+    with pytest.raises(ValueError, match="env must be one of"):
+        impala_config("CartPole-v1", "simplicial")
+    with pytest.raises(ValueError, match="Unknown IMPALA config key"):
+        impala_config(overrides={"learning_rate_typo": 1e-3})
+
+
+@pytest.mark.parametrize("agent", ["relational", "simplicial"])
+def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session, agent):
+    config = impala_config("BridgeBoxWorld-v0", agent, env_config=EASY_ENV,
+                           num_envs_per_env_runner=4, seed=1, overrides=QUICK)
+    algorithm = config.build_algo()
+    try:
+        policy = algorithm.get_policy()
+        optimizer = policy._optimizer
+        assert type(optimizer).__name__ == "RMSprop"
+        assert math.isclose(float(optimizer.rho), 0.99) and math.isclose(optimizer.epsilon, 0.1)
+        initial = [w.copy() for w in policy.get_weights()]
+        trained_steps = 0
+        rows = []
+        for _ in range(30):
+            result = algorithm.train()
+            rows.append(metrics_row(result, 0.0))
+            trained_steps = int(result.get("num_env_steps_trained_lifetime")
+                                or result["info"].get("num_env_steps_trained") or 0)
+            if trained_steps >= 3 * QUICK["train_batch_size"] and rows[-1]["policy_loss"] != "":
+                break
+        assert trained_steps >= 3 * QUICK["train_batch_size"], "the learner consumed batches"
+        last = rows[-1]
+        for key in ("policy_loss", "vf_loss", "entropy"):
+            assert last[key] != "" and math.isfinite(float(last[key])), key
+        weights = policy.get_weights()
+        assert all(np.all(np.isfinite(w)) for w in weights)
+        assert any(not np.array_equal(a, b) for a, b in zip(initial, weights)), \
+            "training changed the weights"
+
+        # Rollout workers act with the learner's latest weights after a sync.
+        algorithm.env_runner_group.sync_weights()
+        remote = algorithm.env_runner_group.foreach_env_runner(
+            lambda runner: runner.get_policy().get_weights(), local_env_runner=False)
+        assert remote, "there is a remote env runner"
+        for runner_weights in remote:
+            assert len(runner_weights) == len(weights)
+            for a, b in zip(runner_weights, policy.get_weights()):
+                np.testing.assert_array_equal(a, b)
+        # ... and their forward pass computes with them: same logits as the learner's policy.
+        probe = np.random.default_rng(0).integers(0, 256, (5, 7, 10, 3)).astype(np.uint8)
+
+        def logits_of(runner_policy):
+            _, _, fetches = runner_policy.compute_actions(probe, explore=False)
+            return fetches["action_dist_inputs"]
+
+        remote_logits = algorithm.env_runner_group.foreach_env_runner(
+            lambda runner: logits_of(runner.get_policy()), local_env_runner=False)
+        for runner_logits in remote_logits:
+            np.testing.assert_allclose(runner_logits, logits_of(policy), rtol=1e-5, atol=1e-5)
+    finally:
+        algorithm.stop()
