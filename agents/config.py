@@ -8,7 +8,7 @@ Everything is an ordinary RLlib `IMPALAConfig` on the old API stack (`framework=
 `IMPALAConfig` attribute names (what `--config '<json>'` passes).
 """
 
-from ray.rllib.algorithms.impala import IMPALAConfig
+from ray.rllib.algorithms.impala import IMPALA, IMPALAConfig
 from ray.tune.registry import register_env
 
 from keras_simplicial.agents.callbacks import WinRateCallbacks
@@ -35,6 +35,20 @@ PAPER_IMPALA_HYPERPARAMETERS = {
     "vtrace_clip_rho_threshold": 1.0,
     "vtrace_clip_pg_rho_threshold": 1.0,
 }
+
+
+class ResilientIMPALA(IMPALA):
+    """IMPALA that keeps training while its only env runner is being restarted.
+
+    While no remote env runner is healthy, RLlib 2.60 samples with the local env runner (id 0),
+    then asks for a weight sync of "remote worker 0" and fails with `Unknown actor id: 0`. The
+    local env runner already holds the learner's weights, so it is left out of the sync.
+    """
+
+    def _update_workers_old_api_stack(self, workers_that_need_updates, policy_ids=None):
+        remote = {worker_id for worker_id in workers_that_need_updates if worker_id != 0}
+        super()._update_workers_old_api_stack(workers_that_need_updates=remote,
+                                              policy_ids=policy_ids)
 
 
 def make_env(env_config):
@@ -111,7 +125,7 @@ def impala_config(env="BridgeBoxWorld-v0", agent="simplicial", *, env_config=Non
     register_agent_models()
 
     config = (
-        IMPALAConfig()
+        IMPALAConfig(algo_class=ResilientIMPALA)
         .api_stack(enable_rl_module_and_learner=False, enable_env_runner_and_connector_v2=False)
         .framework("tf2", eager_tracing=True)
         .environment(env, env_config=dict(env_config or {}))

@@ -118,6 +118,38 @@ class _StopRequest:
         return False
 
 
+def algorithm_config(arguments):
+    """The `IMPALAConfig` of a run's `arguments`; raises `ValueError` on any bad argument."""
+    validate_env_config(arguments["env"], arguments["env_config"])
+    config = impala_config(
+        arguments["env"], arguments["agent"], env_config=arguments["env_config"],
+        model_overrides=arguments["model_overrides"],
+        num_env_runners=arguments["num_env_runners"],
+        num_envs_per_env_runner=arguments["num_envs_per_env_runner"],
+        seed=arguments["seed"], overrides=arguments["overrides"],
+    )
+    # A crashed env runner comes back after a second, not RLlib's default minute.
+    config.fault_tolerance(restart_failed_env_runners=True,
+                           delay_between_env_runner_restarts_s=1.0)
+    return config
+
+
+def build_algorithm(arguments, checkpoint=None, config=None):
+    """The IMPALA `Algorithm` of a run's `arguments`, restored from `checkpoint` if given.
+
+    Restoring brings back the weights, the optimizer state and the timestep counters.
+    """
+    algorithm = (config or algorithm_config(arguments)).build_algo()
+    if checkpoint is not None:
+        algorithm.restore(str(checkpoint))
+    return algorithm
+
+
+def environment_steps(algorithm):
+    """Environment steps sampled over the whole run (restored with a checkpoint)."""
+    return int(algorithm._counters.get("num_env_steps_sampled", 0))
+
+
 def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
           env_config=None, model_overrides=None, overrides=None, num_env_runners=1,
           num_envs_per_env_runner=8, seed=None, resume=False, address=None,
@@ -148,31 +180,23 @@ def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
         checkpoint = None
     if stop_timesteps is None or int(stop_timesteps) <= 0:
         raise ValueError(f"stop_timesteps must be a positive integer, got {stop_timesteps!r}.")
-    validate_env_config(arguments["env"], arguments["env_config"])
-    config = impala_config(
-        arguments["env"], arguments["agent"], env_config=arguments["env_config"],
-        model_overrides=arguments["model_overrides"],
-        num_env_runners=arguments["num_env_runners"],
-        num_envs_per_env_runner=arguments["num_envs_per_env_runner"],
-        seed=arguments["seed"], overrides=arguments["overrides"],
-    )
-    config.fault_tolerance(restart_failed_env_runners=True,
-                           delay_between_env_runner_restarts_s=1.0)
+    config = algorithm_config(arguments)  # every argument is checked before anything starts
     run_dir.create()
     if not resume:
         run_dir.write_run(arguments)
 
     start_ray(address, arguments["num_env_runners"])
-    algorithm = config.build_algo()
+    algorithm = build_algorithm(arguments, checkpoint, config)
     if checkpoint is not None:
-        algorithm.restore(str(checkpoint))
         run_dir.truncate_metrics(algorithm.iteration)
+        print(f"Resumed from {checkpoint} (iteration {algorithm.iteration}, "
+              f"{environment_steps(algorithm):,} environment steps).", flush=True)
 
     metrics = MetricsLog(run_dir)
     display = make_progress(progress, total=int(stop_timesteps),
                             title=f"{arguments['agent']} agent on {arguments['env']}")
     started_at = time.time()
-    timesteps = int(algorithm._counters.get("num_env_steps_sampled", 0))
+    timesteps = environment_steps(algorithm)
     saved_at_iteration = algorithm.iteration if checkpoint is not None else -1
     latest = checkpoint
     row = {}

@@ -1,0 +1,149 @@
+"""Nothing is lost: a run killed mid-way resumes, and a killed rollout worker is replaced."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from keras_simplicial.agents.run_directory import RunDirectory  # noqa: E402
+
+QUICK = {"train_batch_size": 160, "min_time_s_per_iteration": 1}
+EASY_ENV = {"max_solution_length": 1, "max_steps": 60}
+
+
+def cli(*args):
+    return [sys.executable, "-m", "keras_simplicial.agents.cli", *args]
+
+
+def train_command(out, stop_timesteps, *extra):
+    return cli("train", "--agent", "relational", "--env-config", json.dumps(EASY_ENV),
+               "--config", json.dumps(QUICK), "--num-envs-per-env-runner", "4",
+               "--stop-timesteps", str(stop_timesteps), "--checkpoint-every", "1",
+               "--progress", "plain", "--out", str(out), *extra)
+
+
+def wait_for(predicate, timeout_s, process=None):
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if predicate():
+            return True
+        if process is not None and process.poll() is not None:
+            return predicate()
+        time.sleep(0.5)
+    return False
+
+
+def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
+    out = tmp_path / "run"
+    run = RunDirectory(out)
+    log = open(tmp_path / "first.log", "w")
+    first = subprocess.Popen(train_command(out, 10_000_000), stdout=log, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+    try:
+        assert wait_for(lambda: len(run.checkpoints()) >= 1 and
+                        int(run.latest_checkpoint().name.split("_")[1]) >= 2, 300, first), \
+            (tmp_path / "first.log").read_text()[-3000:]
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)  # a crash: no chance to clean up
+        first.wait()
+    checkpoint = run.latest_checkpoint()
+    iteration = int(checkpoint.name.split("_")[1])
+    row = {int(r["training_iteration"]): r for r in run.read_metrics()}[iteration]
+    steps_at_checkpoint = int(row["timesteps"])
+
+    # The restored algorithm has the checkpoint's counters and weights.
+    from ray.rllib.policy.policy import Policy
+
+    from keras_simplicial.agents.train import build_algorithm, environment_steps, start_ray
+    import ray
+
+    saved_weights = Policy.from_checkpoint(
+        str(checkpoint / "policies" / "default_policy")).get_weights()
+    start_ray(num_env_runners=1)
+    try:
+        algorithm = build_algorithm(run.read_run(), checkpoint)
+        try:
+            assert algorithm.iteration == iteration
+            assert environment_steps(algorithm) == steps_at_checkpoint
+            for restored, saved in zip(algorithm.get_policy().get_weights(), saved_weights):
+                np.testing.assert_array_equal(restored, saved)
+        finally:
+            algorithm.stop()
+    finally:
+        ray.shutdown()
+
+    # `--resume` continues the same run: iterations and timesteps carry on, no duplicate rows.
+    second = subprocess.run(train_command(out, steps_at_checkpoint + 1, "--resume"),
+                            capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
+    assert f"Resumed from {checkpoint}" in second.stdout
+    iterations = [int(r["training_iteration"]) for r in run.read_metrics()]
+    assert iterations == list(range(1, len(iterations) + 1)), iterations
+    resumed = run.read_metrics()[iteration]  # the first row after the checkpoint
+    assert int(resumed["training_iteration"]) == iteration + 1
+    assert int(resumed["timesteps"]) > steps_at_checkpoint
+    assert int(run.latest_checkpoint().name.split("_")[1]) > iteration
+
+
+def test_a_killed_rollout_worker_is_replaced_and_training_goes_on():
+    import ray
+
+    from keras_simplicial.agents.train import build_algorithm, environment_steps, start_ray
+
+    arguments = {"env": "BridgeBoxWorld-v0", "agent": "relational", "env_config": EASY_ENV,
+                 "model_overrides": {}, "overrides": QUICK, "num_env_runners": 1,
+                 "num_envs_per_env_runner": 4, "seed": 0}
+    start_ray(num_env_runners=1)
+    try:
+        algorithm = build_algorithm(arguments)
+        try:
+            algorithm.train()
+            group = algorithm.env_runner_group
+            (pid,) = group.foreach_env_runner(lambda runner: os.getpid(), local_env_runner=False)
+            os.kill(pid, signal.SIGKILL)
+            steps_after_kill = environment_steps(algorithm)
+            restarted = False
+            for _ in range(60):
+                result = algorithm.train()
+                restarted = restarted or result.get("num_remote_worker_restarts", 0) > 0
+                if restarted and environment_steps(algorithm) > steps_after_kill + 320:
+                    break
+            assert restarted, "RLlib restarted the dead env runner"
+            assert group.num_healthy_remote_workers() == 1
+            (new_pid,) = group.foreach_env_runner(lambda runner: os.getpid(),
+                                                  local_env_runner=False)
+            assert new_pid != pid
+            assert environment_steps(algorithm) > steps_after_kill + 320, "sampling went on"
+        finally:
+            algorithm.stop()
+    finally:
+        ray.shutdown()
+
+
+def test_cli_rejects_bad_input_with_one_line(tmp_path):
+    cases = [
+        (["train", "--env", "Pong-v5"], "--env: invalid choice"),
+        (["train", "--agent", "hopfield"], "--agent: invalid choice"),
+        (["train", "--config", "{lr: 1}"], "--config is not valid JSON"),
+        (["train", "--env-config", json.dumps({"rows": -3}), "--out", str(tmp_path / "r")],
+         "rows"),
+        (["train", "--config", json.dumps({"no_such_key": 1}), "--out", str(tmp_path / "r2")],
+         "no_such_key"),
+        (["evaluate", str(tmp_path / "missing")], "No checkpoint at"),
+        (["train", "--resume", "--out", str(tmp_path / "empty")], "run.json is missing"),
+    ]
+    for args, message in cases:
+        result = subprocess.run(cli(*args), capture_output=True, text=True, timeout=300,
+                                env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+        assert result.returncode == 2, (args, result.stderr[-2000:])
+        errors = [line for line in result.stderr.splitlines() if "error:" in line]
+        assert len(errors) == 1 and message in errors[0], (args, result.stderr[-2000:])
+        assert "Traceback" not in result.stderr, (args, result.stderr[-2000:])
