@@ -1,4 +1,5 @@
-# Each target creates .venv on first use and installs the package into it (editable, with [test]).
+# Each target creates .venv on first use and installs the package into it (editable, with the
+# [test] and [backends] extras).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -20,7 +21,7 @@ install: $(STAMP)
 $(STAMP): setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[test,backends]"
 	touch $(STAMP)
 
 test: $(STAMP)

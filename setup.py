@@ -42,6 +42,8 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=8,<10", "pytest-xdist>=3,<4"],
+        # The layers' tests also run on Keras's JAX and PyTorch backends (CPU builds).
+        "backends": ["jax>=0.4.30,<0.11", "torch==2.13.0"],
         "gpu": ["tensorflow[and-cuda]>=2.21,<2.22"],
     },
     entry_points={"console_scripts": ["keras-simplicial=keras_simplicial.agents.cli:main"]},
