@@ -4,6 +4,10 @@
     keras-simplicial evaluate runs/a --episodes 1000
     keras-simplicial plot runs/a runs/b --out curves.png
     keras-simplicial play --env BridgeBoxWorld-v0 --seed 3
+    keras-simplicial visualize runs/a --seed 3 --step 18 --gif
+    keras-simplicial explain runs/a --seed 3
+    keras-simplicial probe runs/a --episodes 500
+    keras-simplicial plot-types a.json b.json c.json --types 1,1,2 2,2,4
 
 `train` mirrors the old `rllib train` command (RLlib 2.60 no longer ships one). Bad input ends the
 program with exit status 2 and one line naming the problem, not a traceback (set
@@ -132,10 +136,78 @@ def build_parser():
     plot.add_argument("--time-adjusted", action="store_true",
                       help="rescale steps by measured frames/s (Appendix C)")
 
+    visualize = commands.add_parser(
+        "visualize", help="attention figures of one episode (Section 6.1), optionally a GIF")
+    visualize.add_argument("checkpoint", help="a checkpoint directory or a run directory")
+    visualize.add_argument("--seed", type=int, default=0, help="the episode's board (default 0)")
+    visualize.add_argument("--step", type=int, default=None,
+                           help="the decision to draw, 0-based; negative counts from the end "
+                                "(default: the last)")
+    visualize.add_argument("--out", default="attention",
+                           help="directory for the figures (default: ./attention)")
+    visualize.add_argument("--format", nargs="+", default=["png"], choices=("png", "pdf", "svg"),
+                           dest="formats", help="file formats (default: png)")
+    visualize.add_argument("--gif", action="store_true",
+                           help="also write the whole episode as an animated GIF")
+    visualize.add_argument("--fps", type=float, default=4.0, help="GIF frames per second")
+    visualize.add_argument("--sharpen", type=float, default=1.0,
+                           help="multiply the virtual entities' logits by this factor (the paper "
+                                "uses 2 in print; default 1: none)")
+    _add_episode_arguments(visualize)
+
+    explain = commands.add_parser(
+        "explain", help="the proof tree of one episode's behaviour (Appendix B) and the "
+                        "source/sink rule (Remark B.1) versus what the agent did")
+    explain.add_argument("checkpoint", help="a checkpoint directory or a run directory")
+    explain.add_argument("--seed", type=int, default=0, help="the episode's board (default 0)")
+    explain.add_argument("--style", default="unicode", choices=("unicode", "ascii", "latex"),
+                         help="notation of the sequents; latex also prints a bussproofs tree")
+    _add_episode_arguments(explain)
+
+    probe = commands.add_parser(
+        "probe", help="logic probe: bridge avoidance when the source/sink rule locates the "
+                      "bridge versus when it cannot")
+    probe.add_argument("checkpoint", help="a checkpoint directory or a run directory")
+    probe.add_argument("--episodes", type=_positive_int, default=500)
+    probe.add_argument("--seed", type=int, default=0, help="first board seed (default 0)")
+    probe.add_argument("--num-envs", type=_positive_int, default=32,
+                       help="boards played in lockstep (default 32)")
+    probe.add_argument("--board-only", action="store_true",
+                       help="apply the rule to the boxes on the board only, not to held keys")
+    probe.add_argument("--output", default=None, help="also write the table as JSON")
+    _add_episode_arguments(probe)
+
+    plot_types = commands.add_parser(
+        "plot-types", help="win rate per puzzle type from evaluation reports (Figures 10, 11)")
+    plot_types.add_argument("reports", nargs="+", metavar="EVALUATION",
+                            help="evaluation.json files (or run directories holding one)")
+    plot_types.add_argument("--types", nargs="+", default=None, metavar="A,B,C",
+                            help="puzzle types to show, e.g. 1,1,2 2,2,4 (default: all)")
+    plot_types.add_argument("--out", default="win_rate_per_type.png", help="PNG or PDF path")
+    plot_types.add_argument("--title", default=None)
+
     play = commands.add_parser("play", help="play an episode yourself in the terminal",
                                add_help=False)
     play.add_argument("play_args", nargs=argparse.REMAINDER)
     return parser
+
+
+def _add_episode_arguments(parser):
+    parser.add_argument("--greedy", action="store_true",
+                        help="take the most likely action (default: sample from the policy)")
+    parser.add_argument("--max-steps", type=_positive_int, default=None,
+                        help="stop an episode after this many steps (default: the run's "
+                             "max_steps, else 500)")
+    parser.add_argument("--env-config", type=_json_object("--env-config"), default=None,
+                        help="JSON object of environment arguments (default: the run's)")
+
+
+def _load_agent(args):
+    from keras_simplicial.agents.attention import load_attention_agent
+
+    agent, arguments = load_attention_agent(args.checkpoint)
+    env_config = arguments["env_config"] if args.env_config is None else args.env_config
+    return agent, arguments["env"], env_config
 
 
 def _default_out(agent, env):
@@ -197,6 +269,68 @@ def command_plot(args):
     return 0
 
 
+def command_visualize(args):
+    from keras_simplicial.agents.attention_maps import save_episode_gif, save_figures
+    from keras_simplicial.agents.episode import play_episode
+
+    agent, env_id, env_config = _load_agent(args)
+    record = play_episode(agent, env_id, env_config, seed=args.seed, greedy=args.greedy,
+                          max_steps=args.max_steps)
+    print(f"{agent.kind} agent, seed {args.seed}: puzzle type {record.puzzle_type}, "
+          f"{record.length} steps, {record.outcome()}")
+    for path in save_figures(record, args.out, step=args.step, formats=args.formats,
+                             sharpen=args.sharpen):
+        print(f"Saved {path}")
+    if args.gif:
+        from pathlib import Path
+
+        path = Path(args.out) / f"seed{args.seed}_episode.gif"
+        frames = save_episode_gif(record, path, fps=args.fps, sharpen=args.sharpen)
+        print(f"Saved {path} ({frames} frames)")
+    return 0
+
+
+def command_explain(args):
+    from keras_simplicial.agents.episode import play_episode
+    from keras_simplicial.agents.explain import explain_episode, format_explanation
+
+    agent, env_id, env_config = _load_agent(args)
+    record = play_episode(agent, env_id, env_config, seed=args.seed, greedy=args.greedy,
+                          max_steps=args.max_steps, record_attention=False)
+    explanation = explain_episode(record)
+    print(format_explanation(explanation, args.style))
+    if args.style == "latex":
+        print("\n" + explanation.proof_tree.latex())
+    return 0
+
+
+def command_probe(args):
+    from keras_simplicial.agents.explain import format_probe_table, logic_probe
+
+    agent, env_id, env_config = _load_agent(args)
+    result = logic_probe(agent, env_id, env_config, episodes=args.episodes, seed=args.seed,
+                         num_envs=args.num_envs, greedy=args.greedy, max_steps=args.max_steps,
+                         include_held=not args.board_only)
+    print(format_probe_table(result))
+    if args.output:
+        from keras_simplicial.agents.run_directory import atomic_write_text
+
+        atomic_write_text(args.output, json.dumps(result.to_json(), indent=2) + "\n")
+        print(f"Saved {args.output}")
+    return 0
+
+
+def command_plot_types(args):
+    from keras_simplicial.agents.win_rate_figures import (
+        load_evaluations, parse_puzzle_type, plot_per_type_win_rates)
+
+    types = [parse_puzzle_type(text) for text in args.types] if args.types else None
+    reports = load_evaluations(args.reports)
+    plot_per_type_win_rates(reports, args.out, puzzle_types=types, title=args.title)
+    print(f"Saved {args.out}")
+    return 0
+
+
 def command_play(args):
     from keras_simplicial.envs.play import main as play_main
 
@@ -204,7 +338,8 @@ def command_play(args):
 
 
 COMMANDS = {"train": command_train, "evaluate": command_evaluate, "plot": command_plot,
-            "play": command_play}
+            "play": command_play, "visualize": command_visualize, "explain": command_explain,
+            "probe": command_probe, "plot-types": command_plot_types}
 
 
 def main(argv=None):

@@ -6,6 +6,8 @@ and 6); with `time_adjusted=True` each agent's steps are rescaled by its measure
 to the fastest agent, the x-axis of Appendix C.
 """
 
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -19,17 +21,22 @@ AGENT_COLOURS = {"relational": "tab:blue", "simplicial": "tab:red"}
 
 
 def load_curve(run_dir):
-    """`(agent, steps, win_rate, frames_per_s)` of one run, rows without a win rate dropped."""
+    """`(agent, steps, win_rate, frames_per_s)` of one run, rows without a win rate dropped.
+
+    frames_per_s is the median of the positive per-iteration throughputs (the median ignores the
+    slow first iterations while the workers warm up), 0.0 when none was measured.
+    """
     run = RunDirectory(run_dir)
     arguments = run.read_run()
     steps, wins, fps = [], [], []
     for row in run.read_metrics():
-        fps.append(float(row["frames_per_s"] or 0.0))
+        fps.append(float(row.get("frames_per_s") or 0.0))
         if row.get("win_rate") not in ("", None):
             steps.append(int(row["timesteps"]))
             wins.append(float(row["win_rate"]))
-    mean_fps = float(np.mean([f for f in fps if f > 0])) if any(f > 0 for f in fps) else 0.0
-    return arguments["agent"], np.array(steps), np.array(wins), mean_fps
+    measured = [f for f in fps if f > 0]
+    return (arguments["agent"], np.array(steps), np.array(wins),
+            float(np.median(measured)) if measured else 0.0)
 
 
 def mean_and_std(curves, num_points=200):
@@ -44,46 +51,77 @@ def mean_and_std(curves, num_points=200):
     return grid, values.mean(axis=0), values.std(axis=0)
 
 
+def time_adjustment(runs):
+    """{agent: factor}: the Appendix C factor (fastest agent's frames/s over this agent's) that
+    turns an agent's environment steps into the steps the fastest agent makes in the same time.
+    Agents without a measured frames/s keep factor 1."""
+    kinds = sorted({agent for agent, *_ in runs})
+    speed = {kind: float(np.mean([fps for agent, _, _, fps in runs if agent == kind]))
+             for kind in kinds}
+    fastest = max(speed.values(), default=0.0)
+    return {kind: fastest / speed[kind] if fastest > 0 and speed[kind] > 0 else 1.0
+            for kind in kinds}, speed
+
+
 def plot_training_curves(run_dirs, path, per_run_panels=False, time_adjusted=False):
-    """Writes the training-curve figure of `run_dirs` to `path` (PNG or PDF); returns the figure."""
+    """Writes the training-curve figure of `run_dirs` to `path` (PNG or PDF); returns the figure.
+
+    The first panel is Figure 4: the mean and standard deviation over the runs of each agent (on
+    the range of steps all its runs cover). `per_run_panels` adds one row per agent with one
+    panel per run (Figures 5 and 6). `time_adjusted` rescales each agent's steps by
+    `time_adjustment` (Appendix C: the simplicial agent's axis times 1.9/1.4 in the paper).
+    """
     runs = [load_curve(run_dir) for run_dir in run_dirs]
     kinds = sorted({agent for agent, *_ in runs})
-    speed = {kind: np.mean([fps for agent, _, _, fps in runs if agent == kind]) for kind in kinds}
-    fastest = max(speed.values()) if speed and max(speed.values()) > 0 else 0.0
+    factor, speed = time_adjustment(runs)
+    x_label = "environment steps"
+    if time_adjusted:
+        fastest = max(speed, key=speed.get)
+        x_label = f"time-adjusted environment steps ({fastest} frames/s)"
 
     def x_of(agent, steps):
-        if time_adjusted and fastest and speed[agent]:
-            return steps * fastest / speed[agent]
-        return steps
+        return steps * factor[agent] if time_adjusted else steps
 
-    panels = 1 + (len(runs) if per_run_panels else 0)
-    figure, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4), squeeze=False)
-    summary = axes[0, 0]
+    by_kind = {kind: [(run_dir, run) for run_dir, run in zip(run_dirs, runs) if run[0] == kind]
+               for kind in kinds}
+    columns = max([len(v) for v in by_kind.values()] + [1]) if per_run_panels else 1
+    rows = 1 + (len(kinds) if per_run_panels else 0)
+    figure = plt.figure(figsize=(max(6.0, 3.6 * columns), 4.0 + 3.0 * (rows - 1)))
+    grid = figure.add_gridspec(rows, columns, height_ratios=[1.3] + [1] * (rows - 1))
+    summary = figure.add_subplot(grid[0, :])
     for kind in kinds:
         curves = [(x_of(agent, steps), wins) for agent, steps, wins, _ in runs if agent == kind]
-        grid, mean, std = mean_and_std(curves)
-        if len(grid) == 0:
+        grid_x, mean, std = mean_and_std(curves)
+        if len(grid_x) == 0:
             continue
         count = len(curves)
-        summary.plot(grid, mean, color=AGENT_COLOURS.get(kind), label=f"{kind} ({count} run"
-                     f"{'s' if count > 1 else ''})")
-        summary.fill_between(grid, mean - std, mean + std, color=AGENT_COLOURS.get(kind),
+        label = f"{kind} ({count} run{'s' if count > 1 else ''})"
+        if time_adjusted and factor[kind] != 1.0:
+            label += f", steps x {factor[kind]:.2f}"
+        summary.plot(grid_x, mean, color=AGENT_COLOURS.get(kind), label=label)
+        summary.fill_between(grid_x, mean - std, mean + std, color=AGENT_COLOURS.get(kind),
                              alpha=0.2)
-    summary.set_xlabel("environment steps" + (" (time-adjusted)" if time_adjusted else ""))
+    summary.set_xlabel(x_label)
     summary.set_ylabel("fraction solved")
     summary.set_ylim(0.0, 1.0)
-    summary.set_title("mean and standard deviation over runs")
-    summary.legend(loc="lower right")
+    summary.set_title("mean and standard deviation over runs"
+                      + (" (time-adjusted, Appendix C)" if time_adjusted else ""))
+    if summary.get_legend_handles_labels()[0]:
+        summary.legend(loc="lower right")
     summary.grid(alpha=0.3)
     if per_run_panels:
-        for axis, (run_dir, (agent, steps, wins, _)) in zip(axes[0, 1:], zip(run_dirs, runs)):
-            axis.plot(x_of(agent, steps), wins, color=AGENT_COLOURS.get(agent))
-            axis.set_title(f"{agent}: {RunDirectory(run_dir).root.name}")
-            axis.set_xlabel("environment steps")
-            axis.set_ylabel("fraction solved")
-            axis.set_ylim(0.0, 1.0)
-            axis.grid(alpha=0.3)
+        for row, kind in enumerate(kinds, start=1):
+            for column, (run_dir, (agent, steps, wins, fps)) in enumerate(by_kind[kind]):
+                axis = figure.add_subplot(grid[row, column])
+                axis.plot(x_of(agent, steps), wins, color=AGENT_COLOURS.get(agent))
+                axis.set_title(f"{agent}: {RunDirectory(run_dir).root.name}"
+                               + (f" ({fps:,.0f} frames/s)" if fps else ""), fontsize=9)
+                axis.set_xlabel(x_label, fontsize=8)
+                axis.set_ylabel("fraction solved", fontsize=8)
+                axis.set_ylim(0.0, 1.0)
+                axis.grid(alpha=0.3)
     figure.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
     plt.close(figure)
     return figure

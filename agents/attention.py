@@ -1,0 +1,160 @@
+"""The attention of an agent (Section 6.1): entities and tiles, and the attention of one forward pass.
+
+The two unpadded 2x2 convolutions of Section 5.1 turn the [R, C+1] image (board plus inventory
+column) into an [R-2, C-1] grid of N = (R-2)(C-1) entities, flattened row-major. Entity (r, s) of
+that grid sees image rows r..r+2 and columns s..s+2, centred on tile (r+1, s+1); Section 6.1 states
+the resulting correspondence as
+
+    tile (y, x)  <->  entity  x + (C-1)(y-1) - 1,     (y, x) in [1, R-2] x [1, C-1],
+
+(0-indexed tiles, C the number of board columns). `entity_of_tile` and `tile_of_entity` implement it.
+Entities N .. N+M-1 are the simplicial agent's virtual entities.
+
+`AttentionAgent` wraps an agent model built with `return_attention_scores=True` (weights copied from
+the trained model) and returns, for a batch of observations, the logits, the value and the attention
+of every block iteration: 1-simplicial scores [B, heads, N+M, N+M] (query rows, key columns) and,
+for the simplicial agent, 2-simplicial scores [B, heads, N, M, M] (query i, key pair (j, k)).
+"""
+
+import dataclasses
+
+import numpy as np
+
+from keras_simplicial.agents.models import agent_hyperparameters, build_agent_model
+
+
+def entity_grid_shape(observation_shape):
+    """(R-2, C-1): the grid of standard entities for observations of shape (R, C+1, channels)."""
+    rows, width = int(observation_shape[0]), int(observation_shape[1])
+    if rows < 3 or width < 3:
+        raise ValueError(f"observations must have at least 3 rows and 3 columns (board plus "
+                         f"inventory), got shape {tuple(observation_shape)}.")
+    return rows - 2, width - 2
+
+
+def entity_of_tile(y, x, rows, cols):
+    """The entity index x + (C-1)(y-1) - 1 of tile (y, x) (Section 6.1).
+
+    Args:
+        y, x: 0-indexed tile row and column, with 1 <= y <= R-2 and 1 <= x <= C-1.
+        rows, cols: R and C, the board's size without the inventory column.
+    """
+    if not (1 <= y <= rows - 2 and 1 <= x <= cols - 1):
+        raise ValueError(f"tile (y, x) = ({y}, {x}) has no entity: Section 6.1 maps only "
+                         f"[1, {rows - 2}] x [1, {cols - 1}] on a {rows} x {cols} board.")
+    return x + (cols - 1) * (y - 1) - 1
+
+
+def tile_of_entity(index, rows, cols):
+    """The tile (y, x) of standard entity `index`, the inverse of `entity_of_tile`."""
+    count = (rows - 2) * (cols - 1)
+    if not 0 <= index < count:
+        raise ValueError(f"entity {index} is not a standard entity (0 <= i < {count}).")
+    return index // (cols - 1) + 1, index % (cols - 1) + 1
+
+
+@dataclasses.dataclass
+class Attention:
+    """The attention of one forward pass of a batch, per block iteration.
+
+    one_simplicial[t]: [B, heads, N+M, N+M], rows are query entities, columns key entities.
+    two_simplicial[t]: [B, simplicial_heads, N, M, M] (simplicial agent; empty for relational).
+    """
+
+    one_simplicial: list
+    two_simplicial: list
+    num_entities: int
+    num_virtual: int
+
+    def at(self, index):
+        """The attention of batch element `index`, with the batch axis dropped."""
+        return Attention([a[index] for a in self.one_simplicial],
+                         [a[index] for a in self.two_simplicial],
+                         self.num_entities, self.num_virtual)
+
+
+class AttentionAgent:
+    """An agent model that also returns its attention (weights copied from a trained model).
+
+    Args:
+        model: the agent's functional Keras model (`build_agent_model`, outputs [logits, value]),
+            e.g. `policy.model.base_model` of a loaded checkpoint.
+        kind: "relational" or "simplicial".
+        model_overrides: the architecture overrides the model was built with (run.json's
+            `model_overrides`).
+    """
+
+    def __init__(self, model, kind, model_overrides=None):
+        overrides = dict(model_overrides or {})
+        self.kind = kind
+        self.base_model = model
+        self.params = agent_hyperparameters(kind, **overrides)
+        self.observation_shape = tuple(int(d) for d in model.input_shape[1:])
+        self.num_actions = int(model.outputs[0].shape[-1])
+        self.model = build_agent_model(kind, self.observation_shape, self.num_actions,
+                                       return_attention_scores=True, **overrides)
+        source = model.get_weights()
+        target = self.model.get_weights()
+        if [w.shape for w in source] != [w.shape for w in target]:
+            raise ValueError(f"the {kind} model's weights do not match an agent built with "
+                             f"overrides {overrides}: pass the run's model_overrides.")
+        self.model.set_weights(source)
+        rows, width = entity_grid_shape(self.observation_shape)
+        self.num_entities = rows * width
+        self.num_virtual = int(self.params["num_virtual_entities"]) if kind == "simplicial" else 0
+        self.num_iterations = int(self.params["num_block_iterations"])
+        self._forward = _compiled(self.model)
+        self._forward_logits = _compiled(model)
+
+    @property
+    def board_shape(self):
+        """(R, C): the board without its inventory column."""
+        return self.observation_shape[0], self.observation_shape[1] - 1
+
+    def __call__(self, observations):
+        """(logits [B, A], value [B], Attention) for uint8 or float observations [B, R, C+1, 3]."""
+        observations = np.asarray(observations, dtype=np.float32)
+        if observations.ndim == 3:
+            observations = observations[None]
+        outputs = [np.asarray(o) for o in self._forward(observations)]
+        logits, value, scores = outputs[0], outputs[1][:, 0], outputs[2:]
+        per_iteration = 2 if self.kind == "simplicial" else 1
+        one = scores[0::per_iteration]
+        two = scores[1::per_iteration] if self.kind == "simplicial" else []
+        return logits, value, Attention(one, two, self.num_entities, self.num_virtual)
+
+    def logits(self, observations):
+        """Only the logits [B, A], from the trained model itself (no attention computed)."""
+        observations = np.asarray(observations, dtype=np.float32)
+        return np.asarray(self._forward_logits(observations)[0])
+
+
+def _compiled(model):
+    """`model(x, training=False)` as a traced `tf.function` on TensorFlow (30x faster than eager
+    calls for one observation), the plain call on other backends."""
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        return lambda x: model(x, training=False)
+    import tensorflow as tf
+
+    return tf.function(lambda x: model(x, training=False), reduce_retracing=True)
+
+
+def load_attention_agent(checkpoint):
+    """(AttentionAgent, run arguments) of a checkpoint or run directory.
+
+    The run arguments (run.json: `env`, `env_config`, `model_overrides`, `agent`) are empty when the
+    checkpoint has no run directory; the environment then defaults to bridge BoxWorld.
+    """
+    from keras_simplicial.agents.evaluate import load_policy, resolve_checkpoint, run_directory_of
+
+    checkpoint = resolve_checkpoint(checkpoint)
+    run = run_directory_of(checkpoint)
+    arguments = run.read_run() if run is not None else {}
+    policy = load_policy(checkpoint)
+    model = policy.model
+    agent = AttentionAgent(model.base_model, model.kind, arguments.get("model_overrides"))
+    arguments.setdefault("env", "BridgeBoxWorld-v0")
+    arguments.setdefault("env_config", {})
+    return agent, arguments
