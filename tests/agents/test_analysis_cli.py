@@ -1,0 +1,127 @@
+"""The analysis commands on real RLlib checkpoints (one relational and one simplicial, saved
+without training): visualize, explain, probe, plot-types, and their one-line errors."""
+
+import json
+import os
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from keras_simplicial.agents import cli  # noqa: E402
+
+QUICK = {"train_batch_size": 160, "min_time_s_per_iteration": 1}
+EASY_ENV = {"max_solution_length": 1, "max_steps": 60}
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    import ray
+
+    from keras_simplicial.agents.run_directory import RunDirectory
+    from keras_simplicial.agents.train import WORKER_ENV_VARS, build_algorithm
+
+    root = tmp_path_factory.mktemp("checkpoints")
+    # address="local": a private Ray even if another Ray cluster runs on this machine.
+    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": dict(WORKER_ENV_VARS)}, logging_level="ERROR")
+    saved = {}
+    try:
+        for kind in ("relational", "simplicial"):
+            arguments = {"env": "BridgeBoxWorld-v0", "agent": kind, "env_config": EASY_ENV,
+                         "model_overrides": {}, "overrides": QUICK, "num_env_runners": 0,
+                         "num_envs_per_env_runner": 2, "seed": 0}
+            run = RunDirectory(root / kind).create()
+            run.write_run(arguments)
+            algorithm = build_algorithm(arguments)
+            try:
+                saved[kind] = run.save_checkpoint(algorithm, 0)
+            finally:
+                algorithm.stop()
+    finally:
+        ray.shutdown()
+    return saved
+
+
+def test_loaded_attention_agent_acts_like_the_rllib_policy(checkpoints):
+    from keras_simplicial.agents.attention import load_attention_agent
+    from keras_simplicial.agents.evaluate import load_policy
+
+    for kind, checkpoint in checkpoints.items():
+        agent, arguments = load_attention_agent(checkpoint.parent.parent)
+        assert agent.kind == kind and arguments["env_config"] == EASY_ENV
+        observations = np.random.default_rng(0).integers(0, 256, (4, 7, 10, 3)).astype(np.uint8)
+        _, _, fetches = load_policy(checkpoint).compute_actions(observations, explore=False)
+        logits, _, attention = agent(observations)
+        np.testing.assert_allclose(logits, fetches["action_dist_inputs"], rtol=1e-5, atol=1e-5)
+        assert attention.one_simplicial[0].shape[-1] == (42 if kind == "simplicial" else 40)
+
+
+def test_visualize_writes_the_figures_and_gif(checkpoints, tmp_path, capsys):
+    out = tmp_path / "figures"
+    code = cli.main(["visualize", str(checkpoints["simplicial"]), "--seed", "3", "--step", "2",
+                     "--out", str(out), "--gif", "--max-steps", "6", "--sharpen", "2"])
+    assert code == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["seed3_episode.gif", "seed3_step002_one_simplicial.png",
+                     "seed3_step002_two_simplicial.png", "seed3_step002_virtual_entities.png"]
+    printed = capsys.readouterr().out
+    assert "simplicial agent, seed 3: puzzle type (1, 1, 2), 6 steps" in printed
+    assert "(6 frames)" in printed
+
+
+def test_explain_prints_the_proof_tree_and_the_rule(checkpoints, capsys):
+    code = cli.main(["explain", str(checkpoints["relational"]), "--seed", "3", "--greedy"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    for expected in ("relational agent, BridgeBoxWorld-v0 seed 3 (greedy actions)",
+                     "Axioms Gamma |- G:", "Proof tree of the behaviour", "Outcome:",
+                     "Source/sink rule (Remark B.1)", "conclusion: the bridge is C",
+                     "(correct)", "the actual bridge: C"):
+        assert expected in printed, printed
+
+
+def test_probe_prints_and_saves_the_table(checkpoints, tmp_path, capsys):
+    output = tmp_path / "probe.json"
+    code = cli.main(["probe", str(checkpoints["simplicial"]), "--episodes", "16",
+                     "--num-envs", "8", "--max-steps", "30", "--output", str(output)])
+    assert code == 0
+    assert "rule locates the bridge" in capsys.readouterr().out
+    table = json.loads(output.read_text())
+    assert table["episodes"] == 16
+    assert sum(row["episodes"] for row in table["rows"].values()) == table["bridge_episodes"]
+
+
+def test_plot_types_from_evaluation_reports(tmp_path, capsys):
+    paths = []
+    for k, agent in enumerate(["relational", "simplicial", "simplicial"]):
+        path = tmp_path / f"e{k}.json"
+        path.write_text(json.dumps({"agent": agent, "per_puzzle_type": {
+            "(1, 1, 2)": {"episodes": 5, "wins": k, "win_rate": k / 5}}}))
+        paths.append(str(path))
+    out = tmp_path / "types.pdf"
+    assert cli.main(["plot-types", *paths, "--types", "1,1,2", "--out", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"%PDF"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["visualize", "/no/such/run"], "No checkpoint at"),
+    (["explain", "/no/such/run"], "No checkpoint at"),
+    (["plot-types", "/no/such.json"], "No evaluation report"),
+    (["plot-types", "{here}", "--types", "1,2"], "three integers"),
+])
+def test_bad_input_is_one_line(args, message, tmp_path, capsys):
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps({"agent": "relational", "per_puzzle_type": {}}))
+    args = [a.replace("{here}", str(path)) for a in args]
+    assert cli.main(args) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and message in error[0], error
+
+
+def test_visualize_rejects_a_step_outside_the_episode(checkpoints, tmp_path, capsys):
+    code = cli.main(["visualize", str(checkpoints["relational"]), "--seed", "3", "--step", "50",
+                     "--max-steps", "5", "--out", str(tmp_path)])
+    assert code == 2
+    assert "--step must be in [0, 4]" in capsys.readouterr().err
