@@ -182,7 +182,7 @@ class VirtualEntityPanel:
         axis.tick_params(labelsize=6)
         axis.set_xlabel("x", fontsize=7)
         axis.set_ylabel("y", fontsize=7)
-        self.note = axis.text(0.0, -0.32, "", transform=axis.transAxes, fontsize=6, va="top")
+        self.note = axis.text(0.0, -0.3, "", transform=axis.transAxes, fontsize=6, va="top")
 
     def update(self, step):
         record = self.record
@@ -199,8 +199,8 @@ class VirtualEntityPanel:
                             fontsize=8)
         tile = tile_of_entity(index, record.observations.shape[1],
                               record.observations.shape[2] - 1)
-        self.note.set_text(f"unsharpened: max {row[index]:.3f} on entity {index}, tile {tile};"
-                           f" on virtual entities {row[self.n:].sum():.3f}")
+        self.note.set_text(f"max {row[index]:.3f}: entity {index}, tile {tile}\n"
+                           f"on virtual entities: {row[self.n:].sum():.3f} (unsharpened)")
 
 
 class TwoSimplicialPanel:

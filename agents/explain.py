@@ -186,7 +186,8 @@ def format_explanation(explanation, style="unicode"):
                          if decision.verdict == RULE_LOCATES else
                          f"The agent opened the bridge at step {steps[explanation.bridge.slot]}.")
         else:
-            lines.append("The agent avoided the bridge"
+            ending = (" until the step limit" if explanation.outcome == "step limit" else "")
+            lines.append(f"The agent did not open the bridge{ending}"
                          + (", as the rule concludes." if decision.verdict == RULE_LOCATES
                             else ", though the rule could not locate it then."))
     return "\n".join(lines)

@@ -81,7 +81,7 @@ def test_a_won_episode_is_a_proof_of_the_gem_and_the_rule_depends_on_held_keys()
     text = format_explanation(explanation, "ascii")
     assert "Outcome: won; the proof proves the Gem." in text
     assert "cut" in text and "|- G" in text
-    assert "avoided the bridge" in text
+    assert "did not open the bridge, as the rule concludes." in text
     # When C6 is picked up the loose key |- C2 is gone: the sink (|- C2, C6 |- C2) survives only
     # if the held key counts as the axiom |- C2.
     decision = explanation.decision
