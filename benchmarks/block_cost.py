@@ -24,6 +24,34 @@ import tensorflow as tf  # noqa: E402
 from keras_simplicial import TransformerBlock, TwoSimplicialTransformerBlock  # noqa: E402
 
 
+def multiply_adds(entities, features, heads=2, key_dim=32, feedforward=64, virtual=0,
+                  simplicial_dim=48):
+    """Multiply-adds per sample of one forward pass, counting the matmuls / contractions as the
+    blocks compute them (virtual=0: the relational block). The backward pass differentiates
+    every product with respect to both operands (inputs included), 2x the forward count, so the
+    forward+backward ratio of the two blocks equals the forward ratio. Elementwise work
+    (LayerNorm, softmax, the scalar product's polynomial) is left out."""
+    n, m, width = entities, virtual, heads * key_dim
+    length = n + m
+    count = {
+        "q, k, v projection": length * features * 3 * width,
+        # the masked softmax computes all length^2 logits (standard -> virtual ones are masked)
+        "1-simplicial logits + weighted sum": 2 * heads * length * length * key_dim,
+        "feed-forward g": length * (width + (simplicial_dim if m else 0)) * feedforward
+        + length * feedforward * features,
+    }
+    if m:
+        d = simplicial_dim
+        count.update({
+            "p projection (standard entities)": n * features * d,
+            "l1, l2, u projection (virtual entities)": m * features * 3 * d,
+            "Gram entries p.l, l1.l2, norms": n * 2 * m * d + m * m * d + (n + 2 * m) * d,
+            "B(u_j (x) u_k), all M^2 pairs": m * d**3 + m * m * d * d,
+            "sum_jk weights x B(u_j (x) u_k)": n * m * m * d,
+        })
+    return count
+
+
 def gradient_step(block, inputs):
     """A compiled forward + backward pass: d(sum out^2)/d(weights, inputs)."""
     block(inputs)
@@ -91,6 +119,16 @@ def main():
           f"(min {min(times['simplicial']) * 1e3:.2f})")
     print(f"ratio simplicial / relational: {simp / rel:.3f} (ratio of medians), "
           f"{statistics.median(ratios):.3f} (median of per-round ratios); paper: 80/35 = 2.29")
+    rel_count = multiply_adds(args.entities, args.features)
+    simp_count = multiply_adds(args.entities, args.features, virtual=args.virtual)
+    print("forward multiply-adds per sample:")
+    for name in simp_count:
+        print(f"  {name:42s} relational {rel_count.get(name, 0):>9,}  "
+              f"simplicial {simp_count[name]:>9,}")
+    rel_total, simp_total = sum(rel_count.values()), sum(simp_count.values())
+    print(f"  {'total':42s} relational {rel_total:>9,}  simplicial {simp_total:>9,}")
+    print(f"multiply-add ratio simplicial / relational: {simp_total / rel_total:.3f} "
+          f"(the time ratio's floor if both blocks were purely compute-bound)")
 
 
 if __name__ == "__main__":

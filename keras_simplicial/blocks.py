@@ -323,10 +323,10 @@ class TwoSimplicialTransformerBlock(_Block):
         )
         standard, virtual = x[:, :-m], x[:, -m:]
         simplicial = self.simplicial_attention
-        u = simplicial.project_value(virtual)
+        ls, u = simplicial.project_keys_and_value(virtual)
         a2, simplicial_scores = simplicial.attend(
             simplicial.project_query(standard),
-            simplicial.project_keys(virtual),
+            ls,
             u,
             return_attention_scores=return_attention_scores,
             training=training,

@@ -210,6 +210,18 @@ class SimplicialAttention(keras.layers.Layer):
         u = u if self.value_bias is None else u + self.value_bias
         return _utils.split_heads(u, self.num_heads)
 
+    def project_keys_and_value(self, key_value):
+        """([l^1, ..., l^k], u) from one sequence that is both key and value: one matmul with
+        the kernels of l^1..l^k and u side by side, [B, M, D] x [D, H (k key_dim + value_dim)]."""
+        kernels = list(self.key_kernels) + [self.value_kernel]
+        projected = ops.matmul(key_value, ops.concatenate(kernels, axis=1))
+        if self.use_bias:
+            projected = projected + ops.concatenate(list(self.key_biases) + [self.value_bias], 0)
+        width = self.num_heads * self.key_dim
+        parts = ops.split(projected, [width * (a + 1) for a in range(self.order)], axis=-1)
+        heads = [_utils.split_heads(part, self.num_heads) for part in parts]
+        return heads[:-1], heads[-1]
+
     # -------------------------------------------------------------------------------- attention
     def tensor_values(self, u):
         """B(u_{j_1} (x) ... (x) u_{j_k}) for all key tuples: [B, H, M^k, value_dim].
@@ -245,14 +257,25 @@ class SimplicialAttention(keras.layers.Layer):
         return t
 
     def _gram(self, p, ls):
-        """Gram entries of (p, l^1..l^k) in the softmax dtype, keyed by vector index pairs."""
+        """Gram entries of (p, l^1..l^k) in the softmax dtype, keyed by vector index pairs.
+
+        p . l^a for all a comes from one batched matmul of p [B, H, N, d] against the stacked keys
+        [B, H, k M, d]; the key-key entries l^a . l^b ([B, H, M, M], O(k^2 M^2 d)) and the norms
+        are elementwise products summed over d, which XLA fuses, instead of one small batched
+        matmul each (with M = 2 those cost more in per-call overhead than in arithmetic).
+        """
         dtype = _utils.softmax_dtype(self.compute_dtype)
-        vectors = [ops.cast(v, dtype) for v in [p] + list(ls)]
-        entries = {}
-        for a in range(self.order + 1):
-            entries[(a, a)] = ops.sum(ops.square(vectors[a]), axis=-1)
-            for b in range(a + 1, self.order + 1):
-                entries[(a, b)] = ops.einsum("bhnd,bhmd->bhnm", vectors[a], vectors[b])
+        p = ops.cast(p, dtype)
+        ls = [ops.cast(l, dtype) for l in ls]
+        m = _utils.dim(ls[0], 2)
+        p_dot_l = ops.einsum("bhnd,bhmd->bhnm", p, ops.concatenate(ls, axis=2))
+        entries = {(0, 0): ops.sum(ops.square(p), axis=-1)}
+        for a in range(self.order):
+            entries[(0, a + 1)] = p_dot_l[..., a * m : (a + 1) * m]
+            entries[(a + 1, a + 1)] = ops.sum(ops.square(ls[a]), axis=-1)
+            for b in range(a + 1, self.order):
+                products = ops.expand_dims(ls[a], 3) * ops.expand_dims(ls[b], 2)
+                entries[(a + 1, b + 1)] = ops.sum(products, axis=-1)
         return entries
 
     def _logits(self, entries):
@@ -365,10 +388,11 @@ class SimplicialAttention(keras.layers.Layer):
         return_attention_scores=False,
         training=None,
     ):
-        key = value if key is None else key
         p = self.project_query(query)
-        ls = self.project_keys(key)
-        u = self.project_value(value)
+        if key is None or key is value:
+            ls, u = self.project_keys_and_value(value)
+        else:
+            ls, u = self.project_keys(key), self.project_value(value)
         outputs, scores = self.attend(
             p, ls, u, attention_mask, return_attention_scores, training=training
         )
