@@ -186,7 +186,15 @@ def test_virtual_entity_figure(records):
 
 
 def test_two_simplicial_figure_columns_are_distributions_over_key_pairs(records):
+    import dataclasses
+
+    # A random model's 2-simplicial attention is nearly one-hot; random distributions over the
+    # pairs make the order of the rows (j, k) observable.
     record = records["simplicial"]
+    rng = np.random.default_rng(4)
+    pairs = rng.dirichlet(np.ones(4), size=(2, 1, 40)).reshape(2, 1, 40, 2, 2)
+    first = dataclasses.replace(record.attention[0], two_simplicial=[pairs[0], pairs[1]])
+    record = dataclasses.replace(record, attention=[first] + record.attention[1:])
     figure = plot_two_simplicial(record, step=0)
     panels = [axis for axis in figure.axes if axis.get_title().startswith("2-simplicial")]
     assert len(panels) == 2
