@@ -1,4 +1,4 @@
-"""The attention of an agent (Section 6.1): entities and tiles, and the attention of one forward pass.
+"""The attention of an agent (Section 6.1): entities and tiles, and one forward pass's attention.
 
 The two unpadded 2x2 convolutions of Section 5.1 turn the [R, C+1] image (board plus inventory
 column) into an [R-2, C-1] grid of N = (R-2)(C-1) entities, flattened row-major. Entity (r, s) of
@@ -7,7 +7,8 @@ the resulting correspondence as
 
     tile (y, x)  <->  entity  x + (C-1)(y-1) - 1,     (y, x) in [1, R-2] x [1, C-1],
 
-(0-indexed tiles, C the number of board columns). `entity_of_tile` and `tile_of_entity` implement it.
+(0-indexed tiles, C the number of board columns), implemented by `entity_of_tile` and
+`tile_of_entity`.
 Entities N .. N+M-1 are the simplicial agent's virtual entities.
 
 `AttentionAgent` wraps an agent model built with `return_attention_scores=True` (weights copied from

@@ -37,7 +37,7 @@ def puzzle_type_text(puzzle_type):
 
 
 def check_step(record, step):
-    """The decision index `step` of `record` (negative counts from the end); ValueError if absent."""
+    """The decision index `step` of `record` (negative: from the end); ValueError if absent."""
     if record.length == 0:
         raise ValueError("the episode has no decisions to show.")
     if step is None:

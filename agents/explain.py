@@ -6,8 +6,8 @@ outcome, and for a bridge episode what the source/sink rule concludes versus wha
 
 The rule is applied to what the agent sees at a moment of the episode (`visible_axioms`): the boxes
 still on the board, and the keys in the inventory as loose-key axioms |- C (a held key is, for the
-rest of the proof, exactly a loose key). At the start of a bridge episode the rule always locates the
-bridge; once keys are collected, the box that made the sink (or the source) may be gone -- the
+rest of the proof, exactly a loose key). At the start of a bridge episode the rule always locates
+the bridge; once keys are collected, the box that made the sink (or the source) may be gone -- the
 footnote to Remark 4.1 ("this is not a reliable strategy ... for an agent without memory").
 
 The *bridge decision* of an episode is the first moment the agent holds the bridge's lock colour
@@ -223,7 +223,7 @@ class ProbeResult:
 
 def logic_probe(agent, env_id="BridgeBoxWorld-v0", env_config=None, episodes=200, seed=0,
                 num_envs=16, greedy=False, max_steps=None, include_held=True):
-    """Plays `episodes` episodes (boards from seeds seed, seed+1, ...) and tabulates bridge avoidance.
+    """Plays `episodes` episodes (boards of seeds seed, seed+1, ...); tabulates bridge avoidance.
 
     Only bridge episodes count; each is put in one row of `PROBE_ROWS` by its `bridge_decision`.
     `num_envs` boards are played in lockstep so that the agent evaluates a batch at a time.
