@@ -8,7 +8,8 @@ The rule is applied to what the agent sees at a moment of the episode (`visible_
 still on the board, and the keys in the inventory as loose-key axioms |- C (a held key is, for the
 rest of the proof, exactly a loose key). At the start of a bridge episode the rule always locates
 the bridge; once keys are collected, the box that made the sink (or the source) may be gone -- the
-footnote to Remark 4.1 ("this is not a reliable strategy ... for an agent without memory").
+footnote to the episode-horizon remark of Section 5 ("not a reliable strategy ... for an agent
+without memory").
 
 The *bridge decision* of an episode is the first moment the agent holds the bridge's lock colour
 while the bridge is still closed: from then on one step can open it. The logic probe
