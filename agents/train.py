@@ -55,9 +55,18 @@ def start_ray(address=None, num_env_runners=1):
     else:
         # One CPU for the learner and one per env runner, even if that oversubscribes a laptop:
         # Ray would otherwise wait forever for CPUs that do not exist.
+        # address="local" starts a new Ray even if a cluster (or RAY_ADDRESS) is around.
         num_cpus = max(os.cpu_count() or 1, 1 + int(num_env_runners))
-        ray.init(num_cpus=num_cpus, include_dashboard=False, runtime_env=runtime_env,
+        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, runtime_env=runtime_env,
                  log_to_driver=False, configure_logging=True, logging_level="ERROR")
+
+
+def env_runner_nodes(algorithm):
+    """The node IP address of each remote env runner, in runner order."""
+    import ray
+
+    return algorithm.env_runner_group.foreach_env_runner(
+        lambda runner: ray.util.get_node_ip_address(), local_env_runner=False)
 
 
 def metrics_row(result, started_at):
@@ -191,6 +200,10 @@ def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
         run_dir.truncate_metrics(algorithm.iteration)
         print(f"Resumed from {checkpoint} (iteration {algorithm.iteration}, "
               f"{environment_steps(algorithm):,} environment steps).", flush=True)
+
+    nodes = env_runner_nodes(algorithm)
+    print(f"{len(nodes)} env runner(s) on {len(set(nodes))} node(s): "
+          + ", ".join(f"{ip} x{nodes.count(ip)}" for ip in sorted(set(nodes))), flush=True)
 
     metrics = MetricsLog(run_dir)
     display = make_progress(progress, total=int(stop_timesteps),
