@@ -180,6 +180,9 @@ def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
         if checkpoint is None:
             raise FileNotFoundError(f"--resume: no complete checkpoint in {run_dir.checkpoints_dir}.")
     else:
+        if run_dir.run_file.exists():
+            raise ValueError(f"--out {run_dir.root} already holds a run; continue it with --resume "
+                             "or choose another --out.")
         arguments = {
             "env": env, "agent": agent, "env_config": dict(env_config or {}),
             "model_overrides": dict(model_overrides or {}), "overrides": dict(overrides or {}),

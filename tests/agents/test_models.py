@@ -84,8 +84,11 @@ def test_overrides_and_bad_arguments():
 
 @pytest.mark.parametrize("kind", ["relational", "simplicial"])
 def test_tf_model_v2_exposes_the_variables_the_forward_pass_uses(kind):
-    from keras_simplicial.agents.rllib_model import MODEL_NAMES, KerasAgentModel
+    from keras_simplicial.agents.rllib_model import (MODEL_NAMES, KerasAgentModel,
+                                                     register_agent_models)
     from ray.rllib.models import ModelCatalog
+
+    register_agent_models()  # the catalog forgets custom models at ray.shutdown()
 
     observation_space = gymnasium.spaces.Box(0, 255, OBSERVATION_SHAPE, np.uint8)
     action_space = gymnasium.spaces.Discrete(4)
