@@ -101,8 +101,9 @@ def build_parser():
                        help="also stop after this much wall-clock time")
     train.add_argument("--num-env-runners", type=_non_negative_int, default=1,
                        help="rollout worker processes (default: 1)")
-    train.add_argument("--num-envs-per-env-runner", type=_positive_int, default=8,
-                       help="environments each runner steps as a batch (default: 8)")
+    train.add_argument("--num-envs-per-env-runner", type=_positive_int, default=32,
+                       help="environments each runner steps as a batch (default: 32, "
+                            "one train batch of 1280 per 40-step unroll)")
     train.add_argument("--seed", type=int, default=None)
     train.add_argument("--out", default=None,
                        help="run directory (default: runs/<agent>-<env>-<time>)")

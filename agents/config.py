@@ -96,7 +96,7 @@ def apply_overrides(config, overrides):
 
 
 def impala_config(env="BridgeBoxWorld-v0", agent="simplicial", *, env_config=None,
-                  model_overrides=None, num_env_runners=1, num_envs_per_env_runner=8,
+                  model_overrides=None, num_env_runners=1, num_envs_per_env_runner=32,
                   seed=None, overrides=None):
     """IMPALA with the paper's hyperparameters for `agent` on `env`.
 

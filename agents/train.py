@@ -161,7 +161,7 @@ def environment_steps(algorithm):
 
 def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
           env_config=None, model_overrides=None, overrides=None, num_env_runners=1,
-          num_envs_per_env_runner=8, seed=None, resume=False, address=None,
+          num_envs_per_env_runner=32, seed=None, resume=False, address=None,
           checkpoint_every=10, stop_seconds=None, progress="auto"):
     """Trains `agent` on `env` with IMPALA until `stop_timesteps` environment steps.
 

@@ -68,7 +68,7 @@ def main(argv=None):
     for agent in args.agents:
         summary = train("BridgeBoxWorld-v0", agent, out=out / agent,
                         stop_timesteps=args.stop_timesteps, env_config=EASY_ENV_CONFIG,
-                        num_env_runners=1, num_envs_per_env_runner=8, seed=args.seed,
+                        num_env_runners=1, num_envs_per_env_runner=32, seed=args.seed,
                         checkpoint_every=25, progress="plain")
         ray.shutdown()
         results[agent] = {**summarise(summary.run_dir), "run_dir": summary.run_dir}

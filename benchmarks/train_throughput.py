@@ -51,7 +51,7 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=60.0, help="measured time per turn")
     parser.add_argument("--warmup", type=float, default=30.0, help="warm-up time per turn")
     parser.add_argument("--rounds", type=int, default=2, help="turns per agent")
-    parser.add_argument("--num-envs", type=int, default=8, help="environments per env runner")
+    parser.add_argument("--num-envs", type=int, default=32, help="environments per env runner")
     parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args(argv)
 
