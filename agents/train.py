@@ -75,7 +75,7 @@ def metrics_row(result, started_at):
                     or result.get("timesteps_total") or 0)
     runners = result.get("env_runners") or {}
     learner = (((result.get("info") or {}).get("learner") or {}).get("default_policy") or {})
-    stats = learner.get("learner_stats") or {}
+    stats = {**(learner.get("learner_stats") or {}), "grad_gnorm": learner.get("grad_gnorm")}
     win_rate, per_type = win_rates_from_result(result)
     row = {
         "training_iteration": int(result["training_iteration"]),
@@ -90,6 +90,7 @@ def metrics_row(result, started_at):
         "policy_loss": _finite(stats.get("policy_loss")),
         "vf_loss": _finite(stats.get("vf_loss")),
         "entropy": _finite(stats.get("entropy")),
+        "vf_explained_var": _finite(stats.get("vf_explained_var")),
         "grad_gnorm": _finite(stats.get("grad_gnorm")),
     }
     for puzzle_type, rate in sorted(per_type.items()):
@@ -98,8 +99,13 @@ def metrics_row(result, started_at):
 
 
 def _finite(value):
+    """A rounded float for the CSV, "" for missing or non-finite values (lists are averaged)."""
     if value is None:
         return ""
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return ""
+        value = sum(float(v) for v in value) / len(value)
     value = float(value)
     return "" if math.isnan(value) or math.isinf(value) else round(value, 6)
 
