@@ -6,15 +6,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 CLI := $(VENV)/bin/keras-simplicial
 
-# `make train` defaults: an easy bridge BoxWorld (solution length 1) that shows learning on 2 CPU
-# cores in about 15 minutes; override e.g. `make train AGENT=relational STOP_TIMESTEPS=2000000`.
+# `make train`: the `easy` preset (bridge BoxWorld on a 5 x 6 board, solution length 1, at most 50
+# steps; see keras_simplicial/agents/config.py) for about 15 minutes on 2 CPU cores, then an
+# evaluation. Override e.g. `make train AGENT=relational STOP_SECONDS=3600`.
 AGENT ?= simplicial
-ENV ?= BridgeBoxWorld-v0
-ENV_CONFIG ?= {"min_solution_length": 1, "max_solution_length": 1}
-STOP_TIMESTEPS ?= 1500000
-OUT ?= runs/make-train-$(AGENT)
+STOP_SECONDS ?= 900
+EVALUATE ?= 500
 
-.PHONY: install test test-all train bench clean
+.PHONY: install test test-all train bench bench-learning clean
 
 install: $(STAMP)
 
@@ -31,14 +30,18 @@ test-all: $(STAMP)
 	$(PY) -m pytest tests
 
 train: $(STAMP)
-	$(CLI) train --run IMPALA --env $(ENV) --agent $(AGENT) \
-		--env-config '$(ENV_CONFIG)' --stop-timesteps $(STOP_TIMESTEPS) --out $(OUT) --evaluate 200
+	$(CLI) train --run IMPALA --preset easy --agent $(AGENT) --stop-seconds $(STOP_SECONDS) \
+		--stop-timesteps 100000000 --evaluate $(EVALUATE)
 
 bench: $(STAMP)
 	$(PY) benchmarks/env_throughput.py
 	$(PY) benchmarks/block_cost.py
 	$(PY) benchmarks/attention_scaling.py
 	$(PY) benchmarks/train_throughput.py
+
+# About 30 minutes: both agents trained with the `easy` preset, curves in benchmarks/runs/.
+bench-learning: $(STAMP)
+	$(PY) benchmarks/learning_curve.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -86,7 +86,12 @@ def build_parser():
     train = commands.add_parser("train", help="train an agent with IMPALA on Ray RLlib")
     train.add_argument("--run", default="IMPALA", choices=RUN_CHOICES,
                        help="the RLlib algorithm (default: IMPALA, as in the paper)")
-    train.add_argument("--env", default="BridgeBoxWorld-v0", choices=ENV_CHOICES)
+    train.add_argument("--preset", default="paper", choices=("paper", "easy"),
+                       help="starting point: 'paper' (bridge BoxWorld, Table 1) or 'easy' (a "
+                            "5 x 6 board, solution length 1, 50 steps, smaller batches; what "
+                            "`make train` runs); --env-config and --config add to it")
+    train.add_argument("--env", default=None, choices=ENV_CHOICES,
+                       help="default: the preset's, BridgeBoxWorld-v0")
     train.add_argument("--agent", default="simplicial", choices=AGENT_CHOICES)
     train.add_argument("--config", type=_json_object("--config"), default={},
                        help="JSON object of IMPALAConfig overrides, e.g. '{\"lr\": 1e-4}'")
@@ -218,14 +223,19 @@ def _default_out(agent, env):
 
 
 def command_train(args):
+    from keras_simplicial.agents.config import PRESETS
     from keras_simplicial.agents.train import train
 
-    out = args.out or _default_out(args.agent, args.env)
+    preset = PRESETS[args.preset]
+    env = args.env or preset["env"]
+    env_config = {**preset["env_config"], **args.env_config}
+    overrides = {**preset["overrides"], **args.config}
+    out = args.out or _default_out(args.agent, env)
     if args.resume and not args.out:
         raise UsageError("--resume needs --out, the run directory to continue.")
     summary = train(
-        env=args.env, agent=args.agent, out=out, stop_timesteps=args.stop_timesteps,
-        env_config=args.env_config, model_overrides=args.model_config, overrides=args.config,
+        env=env, agent=args.agent, out=out, stop_timesteps=args.stop_timesteps,
+        env_config=env_config, model_overrides=args.model_config, overrides=overrides,
         num_env_runners=args.num_env_runners,
         num_envs_per_env_runner=args.num_envs_per_env_runner, seed=args.seed,
         resume=args.resume, address=args.address, checkpoint_every=args.checkpoint_every,

@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/learning_curve.py [--stop-timesteps 600000] [--out benchmarks/runs]
 
-Trains the relational and then the simplicial agent with the same settings as `make train` (the
-paper's IMPALA hyperparameters, one env runner on this machine) and writes, under `--out`:
+Trains the relational and then the simplicial agent with the settings of `make train` (the `easy`
+preset of `keras_simplicial.agents.config.PRESETS`, one env runner of 32 environments) and writes,
+under `--out`:
 each agent's run directory (metrics.csv, TensorBoard events, checkpoints), `learning_curves.png`
 (fraction solved against environment steps, both agents) and `learning_curve.json` (the win rate at
 the start and the end of training, and the steps each agent needed to reach 0.5 and 0.8).
@@ -18,10 +19,28 @@ from pathlib import Path
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
-# The easy configuration of `make train`: bridge BoxWorld on the smallest board that holds a
-# two-key puzzle with a bridge (5 x 6 plus the inventory column), solution length 1, a bridge in
-# half of the episodes, and a cap of 50 steps so that wandering counts as a loss.
-EASY_ENV_CONFIG = {"rows": 5, "cols": 6, "max_solution_length": 1, "max_steps": 50}
+
+def random_policy_win_rate(env_id, env_config, episodes=2000, seed=0):
+    """The reference measured in the same run: uniformly random actions on the same puzzles."""
+    import gymnasium
+    import numpy as np
+
+    import keras_simplicial.envs  # noqa: F401
+
+    envs = gymnasium.make_vec(env_id, num_envs=64, vectorization_mode="vector_entry_point",
+                              **env_config)
+    envs.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    wins, finished = 0, 0
+    skip = np.zeros(64, dtype=bool)
+    while finished < episodes:
+        _, _, terminated, truncated, infos = envs.step(rng.integers(0, 4, size=64))
+        done = (terminated | truncated) & ~skip
+        wins += int(np.sum(infos["is_success"] & done))
+        finished += int(np.sum(done))
+        skip = done
+    envs.close()
+    return wins / finished
 
 
 def summarise(run_dir, window=5):
@@ -60,20 +79,24 @@ def main(argv=None):
 
     import ray
 
+    from keras_simplicial.agents.config import PRESETS
     from keras_simplicial.agents.plots import plot_training_curves
     from keras_simplicial.agents.train import train
 
+    easy = PRESETS["easy"]
     out = Path(args.out) / time.strftime("learning-%Y%m%d-%H%M%S")
     results = {}
     for agent in args.agents:
-        summary = train("BridgeBoxWorld-v0", agent, out=out / agent,
-                        stop_timesteps=args.stop_timesteps, env_config=EASY_ENV_CONFIG,
+        summary = train(easy["env"], agent, out=out / agent,
+                        stop_timesteps=args.stop_timesteps, env_config=easy["env_config"],
+                        overrides=easy["overrides"],
                         num_env_runners=1, num_envs_per_env_runner=32, seed=args.seed,
                         checkpoint_every=25, progress="plain")
         ray.shutdown()
         results[agent] = {**summarise(summary.run_dir), "run_dir": summary.run_dir}
     plot_training_curves([out / agent for agent in args.agents], out / "learning_curves.png")
-    report = {"env": "BridgeBoxWorld-v0", "env_config": EASY_ENV_CONFIG,
+    baseline = random_policy_win_rate(easy["env"], easy["env_config"])
+    report = {"preset": easy, "random_policy_win_rate": baseline,
               "stop_timesteps": args.stop_timesteps, "seed": args.seed, "agents": results}
     (out / "learning_curve.json").write_text(json.dumps(report, indent=2) + "\n")
 
@@ -83,6 +106,7 @@ def main(argv=None):
         print(f"{agent:<12}{r['win_rate_start']:>10.2f}{r['win_rate_end']:>9.2f}"
               f"{str(r['steps_to_0.5']):>10}{str(r['steps_to_0.8']):>10}"
               f"{r['median_frames_per_s']:>10.0f}")
+    print(f"{'random':<12}{baseline:>10.2f}{baseline:>9.2f}   (uniformly random actions)")
     print(f"\nWrote {out / 'learning_curves.png'} and {out / 'learning_curve.json'}")
     return 0
 
