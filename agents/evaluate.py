@@ -53,10 +53,10 @@ def load_policy(checkpoint):
     """The RLlib TF2 policy of a checkpoint, with its Keras agent model at `policy.model`."""
     from ray.rllib.policy.policy import Policy
 
-    import keras_simplicial.agents.config  # noqa: F401  (registers models and envs)
-    from keras_simplicial.agents.rllib_model import ensure_tf2_behavior
+    from keras_simplicial.agents.rllib_model import ensure_tf2_behavior, register_agent_models
 
     ensure_tf2_behavior()
+    register_agent_models()  # RLlib's catalog forgets custom models at every ray.shutdown()
     checkpoint = resolve_checkpoint(checkpoint)
     return Policy.from_checkpoint(str(checkpoint / "policies" / "default_policy"))
 

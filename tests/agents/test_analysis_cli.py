@@ -125,3 +125,31 @@ def test_visualize_rejects_a_step_outside_the_episode(checkpoints, tmp_path, cap
                      "--max-steps", "5", "--out", str(tmp_path)])
     assert code == 2
     assert "--step must be in [0, 4]" in capsys.readouterr().err
+
+
+def test_evaluate_reports_win_rates_per_puzzle_type_with_intervals(checkpoints, tmp_path, capsys):
+    from keras_simplicial.agents.evaluate import summarise, wilson_interval
+
+    output = tmp_path / "evaluation.json"
+    code = cli.main(["evaluate", str(checkpoints["relational"]), "--episodes", "40",
+                     "--num-envs", "8", "--max-episode-steps", "30", "--output", str(output)])
+    assert code == 0
+    report = json.loads(output.read_text())
+    assert report["agent"] == "relational" and report["env_config"] == EASY_ENV
+    per_type = report["per_puzzle_type"]
+    assert sum(entry["episodes"] for entry in per_type.values()) == 40
+    assert report["overall"]["episodes"] == 40
+    assert set(per_type) <= {"(1, 0, 0)", "(1, 1, 2)"}  # solution length 1 puzzles only
+    for entry in list(per_type.values()) + [report["overall"]]:
+        low, high = entry["ci95"]
+        assert low <= entry["win_rate"] <= high
+        assert entry["win_rate"] == entry["wins"] / entry["episodes"]
+    printed = capsys.readouterr().out
+    assert "puzzle type" in printed and "overall" in printed and str(output) in printed
+
+    # The interval itself, and the summary of hand-made outcomes.
+    low, high = wilson_interval(8, 10)
+    assert 0.49 < low < 0.5 and 0.94 < high < 0.95
+    summary = summarise([((1, 0, 0), True, 5), ((1, 0, 0), False, 9), ((1, 1, 2), True, 7)])
+    assert summary["per_puzzle_type"]["(1, 0, 0)"]["win_rate"] == 0.5
+    assert summary["overall"]["wins"] == 2 and summary["mean_episode_length"] == 7.0
