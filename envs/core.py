@@ -227,8 +227,11 @@ class BoxWorldCore:
         fatal = self.fatal[bl, ol]
         reward[bl] = np.where(gem, REWARD_GEM, np.where(fatal, REWARD_FATAL, REWARD_KEY))
         terminated[bl] = gem | fatal
-        self.solvable[bl[fatal]] = False
         self.is_success[bl[gem]] = True
+        # Opening a box is the only move that can lose the Gem; ask the solver (rare events, so
+        # a Python call per board that opened a box does not show in the step rate).
+        for board in bl[~gem]:
+            self.solvable[board] = self.gem_obtainable(int(board))
 
     def _first_empty(self, b: np.ndarray) -> np.ndarray:
         return np.argmax(self.inventory[b] < 0, axis=1)
@@ -284,6 +287,12 @@ class BoxWorldCore:
                              divmod(cell, cols), bool(self.fatal[index, slot])))
         return Puzzle(tuple(boxes), tuple(int(v) for v in self.puzzle_type[index]),
                       int(self.solution_length[index]), self.config.mode)
+
+    def gem_obtainable(self, index: int) -> bool:
+        """Whether the Gem is still obtainable on board ``index``: the solver of :mod:`.logic` over
+        the boxes not yet opened and the keys held."""
+        return self.puzzle(index).solve(self.opened_sequence(index),
+                                        self.held_keys(index)) is not None
 
     def held_keys(self, index: int) -> tuple:
         """The keys held on board ``index``, in inventory order (logic colours, Gem = ``GEM``)."""
