@@ -6,9 +6,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 CLI := $(VENV)/bin/keras-simplicial
 
-# `make train`: the `easy` preset (bridge BoxWorld on a 5 x 6 board, solution length 1, at most 50
-# steps; see keras_simplicial/agents/config.py) for about 15 minutes on 2 CPU cores, then an
-# evaluation. Override e.g. `make train AGENT=relational STOP_SECONDS=3600`.
+# `make train`: the `easy` preset (BoxWorld on a 3 x 6 board, one key and the Gem, at most 30
+# steps; see agents/config.py) for 15 minutes on 2 CPU cores, then an evaluation. Override e.g. `make train AGENT=relational STOP_SECONDS=3600`.
 AGENT ?= simplicial
 STOP_SECONDS ?= 900
 EVALUATE ?= 500

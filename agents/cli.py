@@ -87,11 +87,11 @@ def build_parser():
     train.add_argument("--run", default="IMPALA", choices=RUN_CHOICES,
                        help="the RLlib algorithm (default: IMPALA, as in the paper)")
     train.add_argument("--preset", default="paper", choices=("paper", "easy"),
-                       help="starting point: 'paper' (bridge BoxWorld, Table 1) or 'easy' (a "
-                            "5 x 6 board, solution length 1, 50 steps, smaller batches; what "
-                            "`make train` runs); --env-config and --config add to it")
+                       help="starting point: 'paper' (bridge BoxWorld, Table 1) or 'easy' "
+                            "(BoxWorld on a 3 x 6 board, one key and the Gem, 30 steps, smaller "
+                            "batches; what `make train` runs); --env-config and --config add to it")
     train.add_argument("--env", default=None, choices=ENV_CHOICES,
-                       help="default: the preset's, BridgeBoxWorld-v0")
+                       help="default: the preset's (paper: BridgeBoxWorld-v0)")
     train.add_argument("--agent", default="simplicial", choices=AGENT_CHOICES)
     train.add_argument("--config", type=_json_object("--config"), default={},
                        help="JSON object of IMPALAConfig overrides, e.g. '{\"lr\": 1e-4}'")

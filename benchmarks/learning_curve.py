@@ -1,4 +1,4 @@
-"""Learning is shown, not assumed: both agents trained on an easy bridge BoxWorld, curves recorded.
+"""Learning is shown, not assumed: both agents trained on an easy BoxWorld, curves recorded.
 
     .venv/bin/python benchmarks/learning_curve.py [--stop-timesteps 600000] [--out benchmarks/runs]
 
