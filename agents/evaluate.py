@@ -30,8 +30,9 @@ def wilson_interval(wins, total, z=1.96):
 
 
 def resolve_checkpoint(path):
-    """A checkpoint directory, or a run directory (-> its latest checkpoint)."""
-    path = Path(path)
+    """A checkpoint directory, or a run directory (-> its latest checkpoint), as an absolute path
+    (RLlib reads checkpoints through pyarrow, which takes a relative path for a URI)."""
+    path = Path(path).resolve()
     if (path / "policies").is_dir():
         return path
     if (path / "run.json").is_file():

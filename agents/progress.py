@@ -17,10 +17,16 @@ def _format_duration(seconds):
     return f"{hours:d}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes:d}:{seconds:02d}"
 
 
-def describe(timesteps, total, row, elapsed):
-    """One line: `412,800/1,500,000 steps | 1,203 frames/s | win 0.41 | 5:43 elapsed, 15:03 left`."""
-    fps = row.get("frames_per_s") or 0.0
+def describe(timesteps, total, row, elapsed, stop_seconds=None):
+    """One line: `412,800/1,500,000 steps | 1,203 frames/s | win 0.41 | 5:43 elapsed, 15:03 left`.
+
+    Time left is the sooner of reaching `total` steps at the current rate and `stop_seconds`.
+    """
+    fps = float(row.get("frames_per_s") or 0.0)
     remaining = max(0, total - timesteps) / fps if fps else None
+    if stop_seconds is not None:
+        by_time = max(0.0, float(stop_seconds) - elapsed)
+        remaining = by_time if remaining is None else min(remaining, by_time)
     win = row.get("win_rate")
     win_text = f"{float(win):.2f}" if win not in ("", None) else "-"
     return (f"{timesteps:,}/{total:,} steps | {float(fps):,.0f} frames/s | win {win_text} | "
@@ -28,8 +34,8 @@ def describe(timesteps, total, row, elapsed):
 
 
 class PlainProgress:
-    def __init__(self, total, title, stream=None, min_interval_s=5.0):
-        self.total, self.title = total, title
+    def __init__(self, total, title, stream=None, min_interval_s=5.0, stop_seconds=None):
+        self.total, self.title, self.stop_seconds = total, title, stop_seconds
         self.stream = stream or sys.stdout
         self.min_interval_s = min_interval_s
         self._started = time.time()
@@ -44,8 +50,8 @@ class PlainProgress:
         now = time.time()
         if row and (now - self._last_print >= self.min_interval_s or timesteps >= self.total):
             self._last_print = now
-            print(describe(timesteps, self.total, row, now - self._started), file=self.stream,
-                  flush=True)
+            print(describe(timesteps, self.total, row, now - self._started, self.stop_seconds),
+                  file=self.stream, flush=True)
 
     def __exit__(self, *exc):
         return False
@@ -63,10 +69,10 @@ class NoProgress:
 
 
 class RichProgress:
-    def __init__(self, total, title):
+    def __init__(self, total, title, stop_seconds=None):
         from rich.progress import BarColumn, Progress, TextColumn
 
-        self.total = total
+        self.total, self.stop_seconds = total, stop_seconds
         self._started = time.time()
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                                   TextColumn("{task.fields[status]}"))
@@ -77,7 +83,8 @@ class RichProgress:
         return self
 
     def update(self, timesteps, row):
-        status = describe(timesteps, self.total, row, time.time() - self._started) if row else \
+        status = describe(timesteps, self.total, row, time.time() - self._started,
+                          self.stop_seconds) if row else \
             "waiting for the first iteration ..."
         self._progress.update(self._task, completed=min(timesteps, self.total), status=status)
 
@@ -85,14 +92,14 @@ class RichProgress:
         return self._progress.__exit__(*exc)
 
 
-def make_progress(mode, total, title):
+def make_progress(mode, total, title, stop_seconds=None):
     """`mode`: "auto" (rich on a terminal), "rich", "plain" or "none"."""
     if mode not in ("auto", "rich", "plain", "none"):
         raise ValueError(f"progress must be one of 'auto', 'rich', 'plain', 'none', got {mode!r}.")
     if mode == "auto":
         mode = "rich" if sys.stdout.isatty() else "plain"
     if mode == "rich":
-        return RichProgress(total, title)
+        return RichProgress(total, title, stop_seconds)
     if mode == "plain":
-        return PlainProgress(total, title)
+        return PlainProgress(total, title, stop_seconds=stop_seconds)
     return NoProgress()

@@ -216,7 +216,8 @@ def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
 
     metrics = MetricsLog(run_dir)
     display = make_progress(progress, total=int(stop_timesteps),
-                            title=f"{arguments['agent']} agent on {arguments['env']}")
+                            title=f"{arguments['agent']} agent on {arguments['env']}",
+                            stop_seconds=stop_seconds)
     started_at = time.time()
     timesteps = environment_steps(algorithm)
     saved_at_iteration = algorithm.iteration if checkpoint is not None else -1

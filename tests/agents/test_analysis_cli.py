@@ -153,3 +153,13 @@ def test_evaluate_reports_win_rates_per_puzzle_type_with_intervals(checkpoints, 
     summary = summarise([((1, 0, 0), True, 5), ((1, 0, 0), False, 9), ((1, 1, 2), True, 7)])
     assert summary["per_puzzle_type"]["(1, 0, 0)"]["win_rate"] == 0.5
     assert summary["overall"]["wins"] == 2 and summary["mean_episode_length"] == 7.0
+
+
+def test_a_relative_run_directory_resolves_to_an_absolute_checkpoint(checkpoints, monkeypatch):
+    from keras_simplicial.agents.evaluate import load_policy, resolve_checkpoint
+
+    checkpoint = checkpoints["relational"]
+    monkeypatch.chdir(checkpoint.parent.parent.parent)
+    resolved = resolve_checkpoint("relational")  # as `make train` prints it: relative to the cwd
+    assert resolved.is_absolute() and resolved == checkpoint.resolve()
+    assert load_policy("relational").model.kind == "relational"
