@@ -151,11 +151,6 @@ def load_attention_agent(checkpoint):
     from keras_simplicial.agents.evaluate import load_policy, resolve_checkpoint, run_directory_of
 
     checkpoint = resolve_checkpoint(checkpoint)
-    from keras_simplicial.agents.rllib_model import register_agent_models
-
-    # Registered again: after a `ray.shutdown()` in this process (say, training in a notebook)
-    # RLlib's registry has forgotten the models registered while Ray ran.
-    register_agent_models()
     run = run_directory_of(checkpoint)
     arguments = run.read_run() if run is not None else {}
     policy = load_policy(checkpoint)

@@ -105,16 +105,17 @@ class PuzzleSampler:
         """``floor(u * count)`` clipped to ``count - 1``: uniform on ``0 .. count - 1``."""
         return np.minimum((u * count).astype(np.int64), np.maximum(count - 1, 0))
 
+    def _empty_slots(self, n):
+        """Per-slot arrays of ``n`` puzzles: lock, second lock, key (-1 = none), valid, fatal."""
+        shape = (n, self.num_slots)
+        return (np.full(shape, -1, np.int64), np.full(shape, -1, np.int64),
+                np.full(shape, -1, np.int64), np.zeros(shape, bool), np.zeros(shape, bool))
+
     def _bridge_slots(self, u, L, colours):
         c, A, n = self.config, self.A, u.shape[0]
         gem = c.num_colours
         ar = np.arange(n)
-        M = self.num_slots
-        lock = np.full((n, M), -1, np.int64)
-        lock2 = np.full((n, M), -1, np.int64)
-        key = np.full((n, M), -1, np.int64)
-        valid = np.zeros((n, M), bool)
-        fatal = np.zeros((n, M), bool)
+        lock, lock2, key, valid, fatal = self._empty_slots(n)
         T = colours[:, :A]          # T[:, i - 1] is key index i of the top path
         B = colours[:, A:2 * A]     # B[:, i - 1] is key index a + i (bottom path)
         lock[:, 0], lock2[:, 0], key[:, 0], valid[:, 0] = T[:, 0], B[:, 0], gem, True
@@ -139,12 +140,7 @@ class PuzzleSampler:
         c, A, D, n = self.config, self.A, self.D, u.shape[0]
         gem, length = c.num_colours, c.distractor_length
         ar = np.arange(n)
-        M = self.num_slots
-        lock = np.full((n, M), -1, np.int64)
-        lock2 = np.full((n, M), -1, np.int64)
-        key = np.full((n, M), -1, np.int64)
-        valid = np.zeros((n, M), bool)
-        fatal = np.zeros((n, M), bool)
+        lock, lock2, key, valid, fatal = self._empty_slots(n)
         P = colours[:, :A]
         lock[:, 0], key[:, 0], valid[:, 0] = P[:, 0], gem, True
         key[:, 1], valid[:, 1] = P[ar, L - 1], True
