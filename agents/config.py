@@ -50,6 +50,20 @@ class ResilientIMPALA(IMPALA):
         super()._update_workers_old_api_stack(workers_that_need_updates=remote,
                                               policy_ids=policy_ids)
 
+    def cleanup(self):
+        """Stops the learner thread between two updates, then what RLlib stops.
+
+        RLlib 2.60 never stops the old stack's learner thread, a daemon: if the interpreter exits
+        while it is inside a TensorFlow update, the process aborts (SIGABRT) after all its work
+        is done. The thread checks `stopped` after each update and each empty-queue wait of
+        `learner_queue_timeout` seconds (`impala_config` sets 1 s), so the join is short.
+        """
+        learner = getattr(self, "_learner_thread", None)
+        if learner is not None and learner.is_alive():
+            learner.stopped = True
+            learner.join(timeout=float(self.config.learner_queue_timeout) + 120.0)
+        super().cleanup()
+
 
 # `keras-simplicial train --preset easy` (what `make train` runs): BoxWorld reduced to its core,
 # one loose key and the Gem box (solution length 1, no distractors) on a 3 x 6 board, at most 30
@@ -159,6 +173,9 @@ def impala_config(env="BridgeBoxWorld-v0", agent="simplicial", *, env_config=Non
                 "custom_model_config": dict(model_overrides or {}),
             },
         )
+        # How long the learner thread waits for a batch before it looks at its stop flag again
+        # (RLlib's default, 300 s, would hold `algorithm.stop()` that long; see `cleanup`).
+        .training(learner_queue_timeout=1.0)
         .resources(num_gpus=0)
         .callbacks(WinRateCallbacks)
         .reporting(metrics_num_episodes_for_smoothing=200)

@@ -94,4 +94,7 @@ def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session,
         for runner_logits in remote_logits:
             np.testing.assert_allclose(runner_logits, logits_of(policy), rtol=1e-5, atol=1e-5)
     finally:
+        learner_thread = algorithm._learner_thread
         algorithm.stop()
+    # A learner thread left running inside a TF update aborts the process when it exits.
+    assert not learner_thread.is_alive(), "algorithm.stop() stops the learner thread"
