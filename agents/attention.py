@@ -149,13 +149,15 @@ def load_attention_agent(checkpoint):
     checkpoint has no run directory; the environment then defaults to bridge BoxWorld.
     """
     from keras_simplicial.agents.evaluate import load_policy, resolve_checkpoint, run_directory_of
+    from keras_simplicial.agents.rllib_model import split_model_config
 
     checkpoint = resolve_checkpoint(checkpoint)
     run = run_directory_of(checkpoint)
     arguments = run.read_run() if run is not None else {}
     policy = load_policy(checkpoint)
     model = policy.model
-    agent = AttentionAgent(model.base_model, model.kind, arguments.get("model_overrides"))
+    architecture, _ = split_model_config(arguments.get("model_overrides"))
+    agent = AttentionAgent(model.base_model, model.kind, architecture)
     arguments.setdefault("env", "BridgeBoxWorld-v0")
     arguments.setdefault("env_config", {})
     return agent, arguments

@@ -12,8 +12,9 @@ from ray.rllib.algorithms.impala import IMPALA, IMPALAConfig
 from ray.tune.registry import register_env
 
 from keras_simplicial.agents.callbacks import WinRateCallbacks
-from keras_simplicial.agents.models import AGENT_KINDS
-from keras_simplicial.agents.rllib_model import MODEL_NAMES, register_agent_models
+from keras_simplicial.agents.models import AGENT_KINDS, agent_hyperparameters
+from keras_simplicial.agents.rllib_model import (MODEL_NAMES, register_agent_models,
+                                                 split_model_config)
 
 ENV_IDS = ("BridgeBoxWorld-v0", "BoxWorld-v0")
 
@@ -135,7 +136,8 @@ def impala_config(env="BridgeBoxWorld-v0", agent="simplicial", *, env_config=Non
         env: an id of `ENV_IDS`.
         agent: "relational" or "simplicial".
         env_config: constructor arguments of the environment (e.g. `{"max_solution_length": 1}`).
-        model_overrides: architecture overrides for `build_agent_model` (e.g. `{"num_heads": 4}`).
+        model_overrides: architecture overrides for `build_agent_model` (e.g. `{"num_heads": 4}`),
+            and `jit_compile` (default True: the model runs as one XLA computation).
         num_env_runners: rollout worker processes (the paper: 63 per machine).
         num_envs_per_env_runner: environments each runner steps as one batch (the paper: 1).
         seed: seeds the env runners and the model initialisation.
@@ -152,6 +154,8 @@ def impala_config(env="BridgeBoxWorld-v0", agent="simplicial", *, env_config=Non
         raise ValueError(f"num_env_runners must be >= 0, got {num_env_runners}.")
     if int(num_envs_per_env_runner) < 1:
         raise ValueError(f"num_envs_per_env_runner must be >= 1, got {num_envs_per_env_runner}.")
+    architecture, _ = split_model_config(model_overrides)
+    agent_hyperparameters(agent, **architecture)  # unknown or bad overrides fail here, named
     register_envs()
     register_agent_models()
 

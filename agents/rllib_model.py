@@ -43,12 +43,25 @@ def _tf_variable(keras_variable):
     return value
 
 
+def split_model_config(custom_model_config):
+    """(architecture overrides for `build_agent_model`, jit_compile) of a custom model config."""
+    architecture = dict(custom_model_config or {})
+    jit_compile = architecture.pop("jit_compile", True)
+    if not isinstance(jit_compile, bool):
+        raise ValueError(
+            f"custom_model_config['jit_compile'] must be true or false, got {jit_compile!r}."
+        )
+    return architecture, jit_compile
+
+
 class KerasAgentModel(TFModelV2):
     """A relational or simplicial agent (Section 5.1) as an RLlib `TFModelV2`.
 
     `model_config["custom_model_config"]` takes any architecture override accepted by
-    `build_agent_model` (e.g. `{"num_heads": 4}`), and `kind` ("relational" or "simplicial")
-    where the registered subclass does not fix it.
+    `build_agent_model` (e.g. `{"num_heads": 4}`), `kind` ("relational" or "simplicial")
+    where the registered subclass does not fix it, and `jit_compile` (default True: the model's
+    forward pass, and so its gradient, is compiled by XLA, which fuses the attention blocks'
+    many small ops; False keeps TensorFlow's graph executor).
     """
 
     kind = None
@@ -59,6 +72,7 @@ class KerasAgentModel(TFModelV2):
         custom = dict(model_config.get("custom_model_config") or {})
         custom.update(kwargs)
         kind = custom.pop("kind", None) or self.kind
+        custom, jit_compile = split_model_config(custom)
         if kind not in AGENT_KINDS:
             raise ValueError(
                 f"custom_model_config['kind'] must be one of {AGENT_KINDS}, got {kind!r}."
@@ -67,8 +81,10 @@ class KerasAgentModel(TFModelV2):
         self.base_model = build_agent_model(kind, obs_space.shape, num_outputs, **custom)
         # RLlib also calls the model outside its traced functions (e.g. for the bootstrap value
         # at the end of every rollout fragment); eager Keras would cost ~70 ms a call there.
+        # Inside RLlib's own traced functions the call stays one XLA cluster (one compilation per
+        # batch size: the env runners' and the learner's).
         self._traced_model = tf.function(
-            self.base_model,
+            self.base_model, jit_compile=jit_compile,
             input_signature=[tf.TensorSpec((None,) + tuple(obs_space.shape), tf.float32)])
         self._value_out = None
 

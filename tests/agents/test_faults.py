@@ -139,6 +139,10 @@ def test_cli_rejects_bad_input_with_one_line(tmp_path):
          "rows"),
         (["train", "--config", json.dumps({"no_such_key": 1}), "--out", str(tmp_path / "r2")],
          "no_such_key"),
+        (["train", "--model-config", json.dumps({"num_hedas": 4}), "--out", str(tmp_path / "r3")],
+         "num_hedas"),
+        (["train", "--model-config", json.dumps({"jit_compile": "yes"}),
+          "--out", str(tmp_path / "r4")], "jit_compile"),
         (["evaluate", str(tmp_path / "missing")], "No checkpoint at"),
         (["train", "--resume", "--out", str(tmp_path / "empty")], "run.json is missing"),
     ]

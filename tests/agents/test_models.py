@@ -82,8 +82,9 @@ def test_overrides_and_bad_arguments():
         build_agent_model("simplicial", OBSERVATION_SHAPE, 4, num_virtual_entities=0)
 
 
+@pytest.mark.parametrize("jit_compile", [True, False])
 @pytest.mark.parametrize("kind", ["relational", "simplicial"])
-def test_tf_model_v2_exposes_the_variables_the_forward_pass_uses(kind):
+def test_tf_model_v2_exposes_the_variables_the_forward_pass_uses(kind, jit_compile):
     from keras_simplicial.agents.rllib_model import (MODEL_NAMES, KerasAgentModel,
                                                      register_agent_models)
     from ray.rllib.models import ModelCatalog
@@ -94,8 +95,10 @@ def test_tf_model_v2_exposes_the_variables_the_forward_pass_uses(kind):
     action_space = gymnasium.spaces.Discrete(4)
     model = ModelCatalog.get_model_v2(
         observation_space, action_space, 4,
-        {"custom_model": MODEL_NAMES[kind], "custom_model_config": {}}, framework="tf2")
+        {"custom_model": MODEL_NAMES[kind], "custom_model_config": {"jit_compile": jit_compile}},
+        framework="tf2")
     assert isinstance(model, KerasAgentModel) and model.kind == kind
+    assert model._traced_model._jit_compile is jit_compile
     variables = model.trainable_variables()
     assert variables and all(isinstance(v, tf.Variable) for v in variables)
     assert len(variables) == len(model.base_model.trainable_weights)
@@ -104,6 +107,11 @@ def test_tf_model_v2_exposes_the_variables_the_forward_pass_uses(kind):
         loss = tf.reduce_sum(logits) + tf.reduce_sum(model.value_function())
     gradients = tape.gradient(loss, variables)
     assert all(g is not None for g in gradients), "every variable reaches the loss"
+    # The compiled forward pass computes what the Keras model computes.
+    eager_logits, eager_value = model.base_model(observations())
+    np.testing.assert_allclose(logits.numpy(), np.asarray(eager_logits), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(model.value_function().numpy(), np.asarray(eager_value)[:, 0],
+                               rtol=1e-4, atol=1e-5)
     # set_weights through the exposed variables changes what the model computes
     before = logits.numpy()
     for variable in variables:
