@@ -20,11 +20,11 @@ import time
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 
-def measure(agent, seconds, num_envs, warmup_s):
+def measure(agent, seconds, num_envs, warmup_s, jit_compile=True):
     from keras_simplicial.agents.train import algorithm_config, environment_steps
 
     arguments = {"env": "BridgeBoxWorld-v0", "agent": agent, "env_config": {},
-                 "model_overrides": {}, "overrides": {"min_time_s_per_iteration": 2},
+                 "model_overrides": {"jit_compile": jit_compile}, "overrides": {"min_time_s_per_iteration": 2},
                  "num_env_runners": 1, "num_envs_per_env_runner": num_envs, "seed": 0}
     algorithm = algorithm_config(arguments).build_algo()
     try:
@@ -52,6 +52,8 @@ def main(argv=None):
     parser.add_argument("--warmup", type=float, default=30.0, help="warm-up time per turn")
     parser.add_argument("--rounds", type=int, default=2, help="turns per agent")
     parser.add_argument("--num-envs", type=int, default=32, help="environments per env runner")
+    parser.add_argument("--no-jit", action="store_true",
+                        help="run the agent models without XLA (custom_model_config jit_compile)")
     parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args(argv)
 
@@ -61,7 +63,8 @@ def main(argv=None):
     turns = {"relational": [], "simplicial": []}
     for round_index in range(args.rounds):
         for agent in ("relational", "simplicial"):
-            result = measure(agent, args.seconds, args.num_envs, args.warmup)
+            result = measure(agent, args.seconds, args.num_envs, args.warmup,
+                             jit_compile=not args.no_jit)
             turns[agent].append(result)
             print(f"round {round_index + 1} {agent:<10}  sampled {result['sampled_fps']:8.1f}  "
                   f"trained {result['trained_fps']:8.1f} frames/s", flush=True)
@@ -72,7 +75,8 @@ def main(argv=None):
     ratio = {key: summary["simplicial"][key] / summary["relational"][key]
              for key in ("sampled_fps", "trained_fps")}
     print(f"\nmedian frames/s over {args.rounds} turns of {args.seconds:.0f} s, "
-          f"{os.cpu_count()} CPUs, 1 env runner x {args.num_envs} envs")
+          f"{os.cpu_count()} CPUs, 1 env runner x {args.num_envs} envs, "
+          f"XLA {'off' if args.no_jit else 'on'}")
     print(f"{'':<12}{'sampled':>10}{'trained':>10}")
     for agent in ("relational", "simplicial"):
         print(f"{agent:<12}{summary[agent]['sampled_fps']:>10.1f}"
