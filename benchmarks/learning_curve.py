@@ -7,7 +7,10 @@ preset of `keras_simplicial.agents.config.PRESETS`, one env runner of 32 environ
 under `--out`:
 each agent's run directory (metrics.csv, TensorBoard events, checkpoints), `learning_curves.png`
 (fraction solved against environment steps, both agents) and `learning_curve.json` (the win rate at
-the start and the end of training, and the steps each agent needed to reach 0.5 and 0.8).
+the start and the end of training, the steps each agent needed to reach 0.5 and 0.8, and its final
+checkpoint evaluated on `--eval-episodes` fresh episodes twice: acting as it trained, sampling
+from its policy, and greedily, taking the most probable action; a policy that has not learned
+where the player is can win by sampling a biased random walk and lose every greedy episode).
 """
 
 import argparse
@@ -69,12 +72,26 @@ def summarise(run_dir, window=5):
     }
 
 
+def evaluate_final_policy(run_dir, episodes):
+    """Win rate of the run's last checkpoint, sampling and greedy, with 95% intervals."""
+    from keras_simplicial.agents.evaluate import evaluate_checkpoint
+
+    results = {}
+    for mode, explore in (("sampled", True), ("greedy", False)):
+        report = evaluate_checkpoint(run_dir, episodes=episodes, explore=explore,
+                                     output=Path(run_dir) / f"evaluation_{mode}.json")
+        results[mode] = report["overall"]
+    return results
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stop-timesteps", type=int, default=600_000)
     parser.add_argument("--out", default="benchmarks/runs")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--agents", nargs="+", default=["relational", "simplicial"])
+    parser.add_argument("--eval-episodes", type=int, default=1000,
+                        help="episodes to evaluate each final checkpoint on (sampled and greedy)")
     args = parser.parse_args(argv)
 
     import ray
@@ -93,7 +110,9 @@ def main(argv=None):
                         num_env_runners=1, num_envs_per_env_runner=32, seed=args.seed,
                         checkpoint_every=25, progress="plain")
         ray.shutdown()
-        results[agent] = {**summarise(summary.run_dir), "run_dir": summary.run_dir}
+        results[agent] = {**summarise(summary.run_dir), "run_dir": summary.run_dir,
+                          "final_policy": evaluate_final_policy(summary.run_dir,
+                                                                args.eval_episodes)}
     plot_training_curves([out / agent for agent in args.agents], out / "learning_curves.png")
     baseline = random_policy_win_rate(easy["env"], easy["env_config"])
     report = {"preset": easy, "random_policy_win_rate": baseline,
@@ -101,11 +120,13 @@ def main(argv=None):
     (out / "learning_curve.json").write_text(json.dumps(report, indent=2) + "\n")
 
     print(f"\n{'agent':<12}{'win start':>10}{'win end':>9}{'to 0.5':>10}{'to 0.8':>10}"
-          f"{'frames/s':>10}")
+          f"{'frames/s':>10}{'final sampled':>15}{'final greedy':>14}")
     for agent, r in results.items():
+        final = r["final_policy"]
         print(f"{agent:<12}{r['win_rate_start']:>10.2f}{r['win_rate_end']:>9.2f}"
               f"{str(r['steps_to_0.5']):>10}{str(r['steps_to_0.8']):>10}"
-              f"{r['median_frames_per_s']:>10.0f}")
+              f"{r['median_frames_per_s']:>10.0f}{final['sampled']['win_rate']:>15.3f}"
+              f"{final['greedy']['win_rate']:>14.3f}")
     print(f"{'random':<12}{baseline:>10.2f}{baseline:>9.2f}   (uniformly random actions)")
     print(f"\nWrote {out / 'learning_curves.png'} and {out / 'learning_curve.json'}")
     return 0
