@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 RUN_CHOICES = ("IMPALA",)
 ENV_CHOICES = ("BridgeBoxWorld-v0", "BoxWorld-v0")
@@ -244,6 +245,9 @@ def command_train(args):
     state = "interrupted" if summary.interrupted else "finished"
     print(f"\nTraining {state} after {summary.timesteps:,} steps ({summary.iterations} iterations).")
     print(f"  checkpoint:   {summary.checkpoint}")
+    if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
+        print(f"  best:         {summary.best_checkpoint} (win rate {summary.best_win_rate:.2f} "
+              "while training)")
     print(f"  metrics:      {summary.metrics_csv}")
     print(f"  TensorBoard:  tensorboard --logdir {summary.tensorboard_dir}")
     print(f"  plot:         {summary.plot}")
@@ -251,10 +255,17 @@ def command_train(args):
     if args.evaluate and not summary.interrupted:
         from keras_simplicial.agents.evaluate import evaluate_checkpoint, format_report
 
-        print(f"\nEvaluating on {args.evaluate} episodes ...")
+        print(f"\nEvaluating the last checkpoint on {args.evaluate} episodes ...")
         report = evaluate_checkpoint(summary.checkpoint, episodes=args.evaluate)
         print(format_report(report))
         print(f"  evaluation:   {report['output']}")
+        if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
+            best_output = Path(summary.run_dir) / "evaluation_best.json"
+            print(f"\nEvaluating the best checkpoint on {args.evaluate} episodes ...")
+            report = evaluate_checkpoint(summary.best_checkpoint, episodes=args.evaluate,
+                                         output=best_output)
+            print(format_report(report))
+            print(f"  evaluation:   {report['output']}")
     return 0
 
 

@@ -7,6 +7,7 @@
       checkpoints/
         iter_000012/        RLlib checkpoints, each renamed into place only once complete
         latest              the name of the newest complete checkpoint
+        best.json           the checkpoint with the highest win rate so far (never pruned)
       plots/win_rate.png    the training curve
       evaluation.json       win rates per puzzle type (after `--evaluate` or `evaluate`)
 
@@ -68,8 +69,14 @@ class RunDirectory:
         return json.loads(self.run_file.read_text(encoding="utf-8"))
 
     # -- checkpoints -----------------------------------------------------------------------
-    def save_checkpoint(self, algorithm, iteration, keep=3):
-        """Saves `algorithm` as `checkpoints/iter_NNNNNN` atomically; returns its path."""
+    def save_checkpoint(self, algorithm, iteration, keep=3, win_rate=None):
+        """Saves `algorithm` as `checkpoints/iter_NNNNNN` atomically; returns its path.
+
+        The `keep` newest checkpoints stay, and so does the best one: if `win_rate` (the win
+        rate the saved weights earned, e.g. over the iterations since the last checkpoint) beats
+        every earlier checkpoint's, `best.json` points here. Training can lose a solved policy
+        (docs/benchmarks.md), so the best checkpoint is not always the last.
+        """
         final = self.checkpoints_dir / f"{CHECKPOINT_PREFIX}{iteration:06d}"
         staging = Path(tempfile.mkdtemp(prefix=".saving-", dir=self.checkpoints_dir))
         try:
@@ -81,8 +88,29 @@ class RunDirectory:
             shutil.rmtree(staging, ignore_errors=True)
             raise
         atomic_write_text(self.checkpoints_dir / "latest", final.name + "\n")
+        best = self._read_best()
+        if win_rate is not None and (best is None or float(win_rate) > best["win_rate"]):
+            atomic_write_text(self.best_file, json.dumps(
+                {"checkpoint": final.name, "iteration": int(iteration),
+                 "win_rate": float(win_rate)}, indent=2) + "\n")
         self._prune_checkpoints(keep)
         return final
+
+    @property
+    def best_file(self):
+        return self.checkpoints_dir / "best.json"
+
+    def _read_best(self):
+        if not self.best_file.is_file():
+            return None
+        return json.loads(self.best_file.read_text(encoding="utf-8"))
+
+    def best_checkpoint(self):
+        """(checkpoint path, win rate) of the best checkpoint so far, or None."""
+        best = self._read_best()
+        if best is None or not (self.checkpoints_dir / best["checkpoint"]).is_dir():
+            return None
+        return self.checkpoints_dir / best["checkpoint"], best["win_rate"]
 
     def latest_checkpoint(self):
         """The newest complete checkpoint, or None."""
@@ -101,7 +129,10 @@ class RunDirectory:
                       if p.is_dir() and p.name.startswith(CHECKPOINT_PREFIX))
 
     def _prune_checkpoints(self, keep):
+        best = self._read_best()
         for stale in self.checkpoints()[:-keep]:
+            if best is not None and stale.name == best["checkpoint"]:
+                continue
             shutil.rmtree(stale, ignore_errors=True)
         for leftover in self.checkpoints_dir.glob(".saving-*"):
             shutil.rmtree(leftover, ignore_errors=True)

@@ -41,6 +41,8 @@ class TrainingSummary:
     iterations: int
     win_rate: float
     interrupted: bool
+    best_checkpoint: str = None
+    best_win_rate: float = None
 
 
 def start_ray(address=None, num_env_runners=1):
@@ -223,6 +225,14 @@ def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
     saved_at_iteration = algorithm.iteration if checkpoint is not None else -1
     latest = checkpoint
     row = {}
+    wins_since_checkpoint = []  # the win rates the weights earned since the last checkpoint
+
+    def save():
+        scored = [w for w in wins_since_checkpoint if w not in ("", None)]
+        win_rate = sum(scored) / len(scored) if scored else None
+        wins_since_checkpoint.clear()
+        return run_dir.save_checkpoint(algorithm, algorithm.iteration, win_rate=win_rate)
+
     with _StopRequest() as stop, display:
         display.update(timesteps, {})
         while timesteps < int(stop_timesteps) and not stop.requested:
@@ -232,12 +242,13 @@ def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
             row = metrics_row(result, started_at)
             timesteps = row["timesteps"]
             metrics.append(row)
+            wins_since_checkpoint.append(row.get("win_rate"))
             display.update(timesteps, row)
             if algorithm.iteration % int(checkpoint_every) == 0:
-                latest = run_dir.save_checkpoint(algorithm, algorithm.iteration)
+                latest = save()
                 saved_at_iteration = algorithm.iteration
         if algorithm.iteration != saved_at_iteration:
-            latest = run_dir.save_checkpoint(algorithm, algorithm.iteration)
+            latest = save()
     metrics.close()
     algorithm.stop()
 
@@ -245,9 +256,11 @@ def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
 
     plot_path = run_dir.plots_dir / "win_rate.png"
     plot_training_curves([run_dir.root], plot_path)
+    best = run_dir.best_checkpoint()
     return TrainingSummary(
         run_dir=str(run_dir.root), checkpoint=str(latest), metrics_csv=str(run_dir.metrics_file),
         tensorboard_dir=str(run_dir.events_dir), plot=str(plot_path), timesteps=timesteps,
         iterations=algorithm.iteration, win_rate=row.get("win_rate", ""),
         interrupted=stop.requested,
+        best_checkpoint=str(best[0]) if best else None, best_win_rate=best[1] if best else None,
     )

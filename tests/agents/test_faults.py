@@ -93,6 +93,10 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     steps = [steps_at_checkpoint] + [int(row["timesteps"]) for row in resumed]
     assert steps == sorted(steps) and steps[-1] > steps_at_checkpoint
     assert int(run.latest_checkpoint().name.split("_")[1]) > iteration
+    # Whatever checkpoint scored best so far was kept through the pruning of both runs.
+    if run.best_file.is_file():
+        best, _ = run.best_checkpoint()
+        assert best in run.checkpoints()
 
 
 def test_a_killed_rollout_worker_is_replaced_and_training_goes_on():
