@@ -30,7 +30,8 @@ def checkpoints(tmp_path_factory):
     try:
         for kind in ("relational", "simplicial"):
             arguments = {"env": "BridgeBoxWorld-v0", "agent": kind, "env_config": EASY_ENV,
-                         "model_overrides": {}, "overrides": QUICK, "num_env_runners": 0,
+                         "model_overrides": {"jit_compile": False},  # XLA: test_models, test_training
+                         "overrides": QUICK, "num_env_runners": 0,
                          "num_envs_per_env_runner": 2, "seed": 0}
             run = RunDirectory(root / kind).create()
             run.write_run(arguments)

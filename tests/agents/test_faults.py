@@ -23,9 +23,15 @@ def cli(*args):
     return [sys.executable, "-m", "keras_simplicial.agents.cli", *args]
 
 
+# XLA (the default) is tested in test_models and test_training; these tests are about faults, and
+# compiling the model in every process they start would double their time.
+NO_XLA = {"jit_compile": False}
+
+
 def train_command(out, stop_timesteps, *extra):
     return cli("train", "--agent", "relational", "--env-config", json.dumps(EASY_ENV),
-               "--config", json.dumps(QUICK), "--num-envs-per-env-runner", "4",
+               "--config", json.dumps(QUICK), "--model-config", json.dumps(NO_XLA),
+               "--num-envs-per-env-runner", "4",
                "--stop-timesteps", str(stop_timesteps), "--checkpoint-every", "1",
                "--progress", "plain", "--out", str(out), *extra)
 
@@ -105,7 +111,7 @@ def test_a_killed_rollout_worker_is_replaced_and_training_goes_on():
     from keras_simplicial.agents.train import build_algorithm, environment_steps, start_ray
 
     arguments = {"env": "BridgeBoxWorld-v0", "agent": "relational", "env_config": EASY_ENV,
-                 "model_overrides": {}, "overrides": QUICK, "num_env_runners": 1,
+                 "model_overrides": NO_XLA, "overrides": QUICK, "num_env_runners": 1,
                  "num_envs_per_env_runner": 4, "seed": 0}
     start_ray(num_env_runners=1)
     try:
