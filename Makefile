@@ -44,8 +44,7 @@ bench: $(STAMP)
 # About 90 minutes: both agents trained with the `easy` preset as docs/benchmarks.md records them,
 # curves and evaluations in benchmarks/runs/.
 bench-learning: $(STAMP)
-	$(PY) benchmarks/learning_curve.py --agents relational --stop-timesteps 1000000
-	$(PY) benchmarks/learning_curve.py --agents simplicial --stop-timesteps 1500000
+	$(PY) benchmarks/learning_curve.py --agents relational simplicial --stop-timesteps 1000000 1500000
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

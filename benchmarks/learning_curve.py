@@ -1,6 +1,6 @@
 """Learning is shown, not assumed: both agents trained on an easy BoxWorld, curves recorded.
 
-    .venv/bin/python benchmarks/learning_curve.py [--stop-timesteps 600000] [--out benchmarks/runs]
+    .venv/bin/python benchmarks/learning_curve.py [--stop-timesteps 1000000 1500000] [--out benchmarks/runs]
 
 Trains the relational and then the simplicial agent with the settings of `make train` (the `easy`
 preset of `keras_simplicial.agents.config.PRESETS`, one env runner of 32 environments) and writes,
@@ -8,9 +8,10 @@ under `--out`:
 each agent's run directory (metrics.csv, TensorBoard events, checkpoints), `learning_curves.png`
 (fraction solved against environment steps, both agents) and `learning_curve.json` (the win rate at
 the start and the end of training, the steps each agent needed to reach 0.5 and 0.8, and its final
-checkpoint evaluated on `--eval-episodes` fresh episodes twice: acting as it trained, sampling
-from its policy, and greedily, taking the most probable action; a policy that has not learned
-where the player is can win by sampling a biased random walk and lose every greedy episode).
+and best checkpoints evaluated on `--eval-episodes` fresh episodes twice: acting as it trained,
+sampling from its policy, and greedily, taking the most probable action; a policy that has not
+learned where the player is can win by sampling a biased random walk and lose every greedy
+episode). `--stop-timesteps` takes one length for all agents or one per agent, in order.
 """
 
 import argparse
@@ -72,27 +73,39 @@ def summarise(run_dir, window=5):
     }
 
 
-def evaluate_final_policy(run_dir, episodes):
-    """Win rate of the run's last checkpoint, sampling and greedy, with 95% intervals."""
+def evaluate_checkpoints(summary, episodes):
+    """Win rates of the run's final and (if it differs) best checkpoint, sampled and greedy."""
     from keras_simplicial.agents.evaluate import evaluate_checkpoint
 
+    checkpoints = {"final": summary.checkpoint}
+    if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
+        checkpoints["best"] = summary.best_checkpoint
     results = {}
-    for mode, explore in (("sampled", True), ("greedy", False)):
-        report = evaluate_checkpoint(run_dir, episodes=episodes, explore=explore,
-                                     output=Path(run_dir) / f"evaluation_{mode}.json")
-        results[mode] = report["overall"]
+    for which, checkpoint in checkpoints.items():
+        results[which] = {"checkpoint": checkpoint}
+        for mode, explore in (("sampled", True), ("greedy", False)):
+            report = evaluate_checkpoint(
+                checkpoint, episodes=episodes, explore=explore,
+                output=Path(summary.run_dir) / f"evaluation_{which}_{mode}.json")
+            results[which][mode] = report["overall"]
     return results
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stop-timesteps", type=int, default=600_000)
+    parser.add_argument("--stop-timesteps", type=int, nargs="+", default=[1_000_000, 1_500_000],
+                        help="environment steps: one for all agents, or one per agent")
     parser.add_argument("--out", default="benchmarks/runs")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--agents", nargs="+", default=["relational", "simplicial"])
     parser.add_argument("--eval-episodes", type=int, default=1000,
                         help="episodes to evaluate each final checkpoint on (sampled and greedy)")
     args = parser.parse_args(argv)
+    if len(args.stop_timesteps) not in (1, len(args.agents)):
+        parser.error(f"--stop-timesteps takes 1 or {len(args.agents)} values (one per agent), "
+                     f"got {len(args.stop_timesteps)}.")
+    stop_timesteps = dict(zip(args.agents, args.stop_timesteps * len(args.agents)
+                              if len(args.stop_timesteps) == 1 else args.stop_timesteps))
 
     import ray
 
@@ -105,29 +118,32 @@ def main(argv=None):
     results = {}
     for agent in args.agents:
         summary = train(easy["env"], agent, out=out / agent,
-                        stop_timesteps=args.stop_timesteps, env_config=easy["env_config"],
+                        stop_timesteps=stop_timesteps[agent], env_config=easy["env_config"],
                         overrides=easy["overrides"],
                         num_env_runners=1, num_envs_per_env_runner=32, seed=args.seed,
                         checkpoint_every=25, progress="plain")
         ray.shutdown()
         results[agent] = {**summarise(summary.run_dir), "run_dir": summary.run_dir,
-                          "final_policy": evaluate_final_policy(summary.run_dir,
-                                                                args.eval_episodes)}
+                          "evaluations": evaluate_checkpoints(summary, args.eval_episodes)}
     plot_training_curves([out / agent for agent in args.agents], out / "learning_curves.png")
     baseline = random_policy_win_rate(easy["env"], easy["env_config"])
     report = {"preset": easy, "random_policy_win_rate": baseline,
-              "stop_timesteps": args.stop_timesteps, "seed": args.seed, "agents": results}
+              "stop_timesteps": stop_timesteps, "seed": args.seed, "agents": results}
     (out / "learning_curve.json").write_text(json.dumps(report, indent=2) + "\n")
 
     print(f"\n{'agent':<12}{'win start':>10}{'win end':>9}{'to 0.5':>10}{'to 0.8':>10}"
-          f"{'frames/s':>10}{'final sampled':>15}{'final greedy':>14}")
+          f"{'frames/s':>10}")
     for agent, r in results.items():
-        final = r["final_policy"]
         print(f"{agent:<12}{r['win_rate_start']:>10.2f}{r['win_rate_end']:>9.2f}"
               f"{str(r['steps_to_0.5']):>10}{str(r['steps_to_0.8']):>10}"
-              f"{r['median_frames_per_s']:>10.0f}{final['sampled']['win_rate']:>15.3f}"
-              f"{final['greedy']['win_rate']:>14.3f}")
+              f"{r['median_frames_per_s']:>10.0f}")
     print(f"{'random':<12}{baseline:>10.2f}{baseline:>9.2f}   (uniformly random actions)")
+    print(f"\n{'checkpoint':<32}{'sampled':>9}{'greedy':>9}   ({args.eval_episodes} episodes each)")
+    for agent, r in results.items():
+        for which, evaluation in r["evaluations"].items():
+            name = f"{agent} {which} ({Path(evaluation['checkpoint']).name})"
+            print(f"{name:<32}{evaluation['sampled']['win_rate']:>9.3f}"
+                  f"{evaluation['greedy']['win_rate']:>9.3f}")
     print(f"\nWrote {out / 'learning_curves.png'} and {out / 'learning_curve.json'}")
     return 0
 

@@ -24,7 +24,8 @@ def measure(agent, seconds, num_envs, warmup_s, jit_compile=True):
     from keras_simplicial.agents.train import algorithm_config, environment_steps
 
     arguments = {"env": "BridgeBoxWorld-v0", "agent": agent, "env_config": {},
-                 "model_overrides": {"jit_compile": jit_compile}, "overrides": {"min_time_s_per_iteration": 2},
+                 "model_overrides": {"jit_compile": jit_compile},
+                 "overrides": {"min_time_s_per_iteration": 2},
                  "num_env_runners": 1, "num_envs_per_env_runner": num_envs, "seed": 0}
     algorithm = algorithm_config(arguments).build_algo()
     try:
