@@ -7,6 +7,7 @@
     keras-simplicial visualize runs/a --seed 3 --step 18 --gif
     keras-simplicial explain runs/a --seed 3
     keras-simplicial probe runs/a --episodes 500
+    keras-simplicial policy-map runs/a --seed 0
     keras-simplicial plot-types a.json b.json c.json --types 1,1,2 2,2,4
 
 `train` mirrors the old `rllib train` command (RLlib 2.60 no longer ships one). Bad input ends the
@@ -105,11 +106,16 @@ def build_parser():
                        help="environment steps to train for (default: the paper's 5.5e9)")
     train.add_argument("--stop-seconds", type=float, default=None,
                        help="also stop after this much wall-clock time")
-    train.add_argument("--num-env-runners", type=_non_negative_int, default=1,
-                       help="rollout worker processes (default: 1)")
-    train.add_argument("--num-envs-per-env-runner", type=_positive_int, default=32,
-                       help="environments each runner steps as a batch (default: 32, "
-                            "one train batch of 1280 per 40-step unroll)")
+    train.add_argument("--num-env-runners", type=_non_negative_int, default=0,
+                       help="rollout worker processes (default: 0, the driver samples beside "
+                            "the learner thread: fastest on a few cores; on a cluster, one per "
+                            "CPU)")
+    train.add_argument("--num-envs-per-env-runner", type=_positive_int, default=64,
+                       help="boards each runner steps as one batch (default: 64)")
+    train.add_argument("--sampler", default="batched", choices=("batched", "rllib"),
+                       help="'batched' (default): each env runner steps its boards as one batch; "
+                            "'rllib': RLlib's per-env sampler (slower on small boards, runs every "
+                            "RLlib episode callback)")
     train.add_argument("--seed", type=int, default=None)
     train.add_argument("--out", default=None,
                        help="run directory (default: runs/<agent>-<env>-<time>)")
@@ -193,6 +199,15 @@ def build_parser():
     plot_types.add_argument("--out", default="win_rate_per_type.png", help="PNG or PDF path")
     plot_types.add_argument("--title", default=None)
 
+    policy = commands.add_parser(
+        "policy-map", help="the policy's action probabilities with the player on each free tile "
+                           "of one board: does it know where it is?")
+    policy.add_argument("checkpoint", help="a checkpoint directory or a run directory")
+    policy.add_argument("--seed", type=int, default=0, help="the board: reset(seed=...)")
+    policy.add_argument("--env-config", type=_json_object("--env-config"), default=None,
+                        help="JSON object of environment arguments (default: the run's)")
+    policy.add_argument("--out", default="policy_map.png", help="PNG, PDF or SVG path")
+
     play = commands.add_parser("play", help="play an episode yourself in the terminal",
                                add_help=False)
     play.add_argument("play_args", nargs=argparse.REMAINDER)
@@ -240,7 +255,7 @@ def command_train(args):
         num_env_runners=args.num_env_runners,
         num_envs_per_env_runner=args.num_envs_per_env_runner, seed=args.seed,
         resume=args.resume, address=args.address, checkpoint_every=args.checkpoint_every,
-        stop_seconds=args.stop_seconds, progress=args.progress,
+        stop_seconds=args.stop_seconds, progress=args.progress, sampler=args.sampler,
     )
     state = "interrupted" if summary.interrupted else "finished"
     print(f"\nTraining {state} after {summary.timesteps:,} steps ({summary.iterations} iterations).")
@@ -353,6 +368,17 @@ def command_plot_types(args):
     return 0
 
 
+def command_policy_map(args):
+    from keras_simplicial.agents.policy_map import plot_policy_map, policy_map
+
+    agent, env_id, env_config = _load_agent(args)
+    result = policy_map(agent.logits, env_id, env_config, seed=args.seed)
+    print(result.format())
+    plot_policy_map(result, args.out, title=f"{agent.kind} agent, board of seed {args.seed}")
+    print(f"Saved {args.out}")
+    return 0
+
+
 def command_play(args):
     from keras_simplicial.envs.play import main as play_main
 
@@ -361,7 +387,8 @@ def command_play(args):
 
 COMMANDS = {"train": command_train, "evaluate": command_evaluate, "plot": command_plot,
             "play": command_play, "visualize": command_visualize, "explain": command_explain,
-            "probe": command_probe, "plot-types": command_plot_types}
+            "probe": command_probe, "plot-types": command_plot_types,
+            "policy-map": command_policy_map}
 
 
 def main(argv=None):

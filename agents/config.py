@@ -18,6 +18,16 @@ from keras_simplicial.agents.rllib_model import (MODEL_NAMES, register_agent_mod
 
 ENV_IDS = ("BridgeBoxWorld-v0", "BoxWorld-v0")
 
+# How env runners sample: "batched" steps all of a runner's boards as one batch
+# (`BatchedEnvRunner`); "rllib" is RLlib's own sampler over one gymnasium env per board.
+SAMPLERS = ("batched", "rllib")
+DEFAULT_SAMPLER = "batched"
+# On a few cores the fastest layout is no remote env runner: the driver samples its boards as one
+# batch while IMPALA's learner thread trains beside it, in one process and one TensorFlow thread
+# pool (docs/benchmarks.md, "Training throughput"). A cluster run asks for N runners instead.
+DEFAULT_NUM_ENV_RUNNERS = 0
+DEFAULT_NUM_ENVS_PER_ENV_RUNNER = 64
+
 # Table 1, plus what the original code set and the paper does not print (design.md, section 5).
 # RLlib's tf2 RMSprop (tf.keras) updates x <- x - lr * g / sqrt(r + eps) with
 # r <- decay * r + (1 - decay) * g^2: the form of Appendix D, with eps = 0.1 inside the root.
@@ -50,6 +60,15 @@ class ResilientIMPALA(IMPALA):
         remote = {worker_id for worker_id in workers_that_need_updates if worker_id != 0}
         super()._update_workers_old_api_stack(workers_that_need_updates=remote,
                                               policy_ids=policy_ids)
+
+    @classmethod
+    def get_default_policy_class(cls, config):
+        """IMPALA's TF2 policy that also reports gradient norms per model part (tf2 only)."""
+        if config.framework_str == "tf2":
+            from keras_simplicial.agents.diagnostics import DiagnosticImpalaTF2Policy
+
+            return DiagnosticImpalaTF2Policy
+        return super().get_default_policy_class(config)
 
     def cleanup(self):
         """Stops the learner thread between two updates, then what RLlib stops.
@@ -128,8 +147,9 @@ def apply_overrides(config, overrides):
 
 
 def impala_config(env="BridgeBoxWorld-v0", agent="simplicial", *, env_config=None,
-                  model_overrides=None, num_env_runners=1, num_envs_per_env_runner=32,
-                  seed=None, overrides=None):
+                  model_overrides=None, num_env_runners=DEFAULT_NUM_ENV_RUNNERS,
+                  num_envs_per_env_runner=DEFAULT_NUM_ENVS_PER_ENV_RUNNER, seed=None,
+                  overrides=None, sampler=DEFAULT_SAMPLER):
     """IMPALA with the paper's hyperparameters for `agent` on `env`.
 
     Args:
@@ -138,10 +158,15 @@ def impala_config(env="BridgeBoxWorld-v0", agent="simplicial", *, env_config=Non
         env_config: constructor arguments of the environment (e.g. `{"max_solution_length": 1}`).
         model_overrides: architecture overrides for `build_agent_model` (e.g. `{"num_heads": 4}`),
             and `jit_compile` (default True: the model runs as one XLA computation).
-        num_env_runners: rollout worker processes (the paper: 63 per machine).
-        num_envs_per_env_runner: environments each runner steps as one batch (the paper: 1).
+        num_env_runners: rollout worker processes (the paper: 63 per machine); 0 (default)
+            samples in the driver, beside the learner thread.
+        num_envs_per_env_runner: boards each runner steps as one batch (default 64; the
+            paper: 1).
         seed: seeds the env runners and the model initialisation.
         overrides: further `IMPALAConfig` attributes, e.g. `{"lr": 1e-4}`.
+        sampler: "batched" (default: `BatchedEnvRunner` steps each runner's boards as one
+            batch and computes the episode metrics itself) or "rllib" (RLlib's `SyncSampler`
+            over one gymnasium env per board, with every RLlib episode callback).
 
     Returns:
         An `IMPALAConfig` on the old API stack with `framework="tf2"`.
@@ -150,6 +175,8 @@ def impala_config(env="BridgeBoxWorld-v0", agent="simplicial", *, env_config=Non
         raise ValueError(f"agent must be one of {AGENT_KINDS}, got {agent!r}.")
     if env not in ENV_IDS:
         raise ValueError(f"env must be one of {ENV_IDS}, got {env!r}.")
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}.")
     if int(num_env_runners) < 0:
         raise ValueError(f"num_env_runners must be >= 0, got {num_env_runners}.")
     if int(num_envs_per_env_runner) < 1:
@@ -186,6 +213,10 @@ def impala_config(env="BridgeBoxWorld-v0", agent="simplicial", *, env_config=Non
         .fault_tolerance(restart_failed_env_runners=True)
         .debugging(seed=seed, log_level="ERROR")
     )
+    if sampler == "batched":
+        from keras_simplicial.agents.batched_env_runner import BatchedEnvRunner
+
+        config.env_runners(env_runner_cls=BatchedEnvRunner)
     if overrides:
         apply_overrides(config, overrides)
     return config

@@ -37,6 +37,10 @@ PAPER_DEFAULTS = {
     "num_block_iterations": 2,
     "mlp_units": (256, 256, 256, 256),
     "layer_norm_epsilon": 1e-5,
+    # Not the paper's: its 2-simplicial logits are unscaled (null here), which saturates the
+    # joint softmax from the first step; "auto" is simplicial_key_dim^(-1) (keras_simplicial's
+    # SimplicialAttention and docs/benchmarks.md, "2-simplicial attention at initialisation").
+    "simplicial_logit_scale": "auto",
 }
 
 
@@ -114,6 +118,9 @@ def agent_hyperparameters(kind, **overrides):
         for name in ("num_simplicial_heads", "simplicial_key_dim", "num_virtual_entities"):
             if int(params[name]) < 1:
                 raise ValueError(f"{name} must be a positive integer, got {params[name]!r}.")
+        from keras_simplicial.simplicial_attention import resolve_logit_scale
+
+        resolve_logit_scale(params["simplicial_logit_scale"], 1, 2)  # bad values fail here, named
     return params
 
 
@@ -170,6 +177,7 @@ def build_agent_model(kind, observation_shape, num_actions, return_attention_sco
             num_heads=params["num_heads"], key_dim=params["key_dim"],
             num_simplicial_heads=params["num_simplicial_heads"],
             simplicial_key_dim=params["simplicial_key_dim"],
+            simplicial_logit_scale=params["simplicial_logit_scale"],
             feedforward_dim=params["feedforward_dim"],
             layer_norm_epsilon=params["layer_norm_epsilon"],
             name="simplicial_block",

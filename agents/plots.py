@@ -63,15 +63,23 @@ def time_adjustment(runs):
             for kind in kinds}, speed
 
 
-def plot_training_curves(run_dirs, path, per_run_panels=False, time_adjusted=False):
+def plot_training_curves(run_dirs, path, per_run_panels=False, time_adjusted=False,
+                         seed_lines=False, groups=None):
     """Writes the training-curve figure of `run_dirs` to `path` (PNG or PDF); returns the figure.
 
     The first panel is Figure 4: the mean and standard deviation over the runs of each agent (on
     the range of steps all its runs cover). `per_run_panels` adds one row per agent with one
     panel per run (Figures 5 and 6). `time_adjusted` rescales each agent's steps by
     `time_adjustment` (Appendix C: the simplicial agent's axis times 1.9/1.4 in the paper).
+    `seed_lines` adds each run as a faint line to the first panel. `groups` (one label per run)
+    groups the runs by label instead of by agent kind, e.g. to compare two configurations.
     """
     runs = [load_curve(run_dir) for run_dir in run_dirs]
+    if groups is not None:
+        if len(groups) != len(runs):
+            raise ValueError(f"groups must have one label per run ({len(runs)}), got "
+                             f"{len(groups)}.")
+        runs = [(label,) + tuple(run[1:]) for label, run in zip(groups, runs)]
     kinds = sorted({agent for agent, *_ in runs})
     factor, speed = time_adjustment(runs)
     x_label = "environment steps"
@@ -98,9 +106,12 @@ def plot_training_curves(run_dirs, path, per_run_panels=False, time_adjusted=Fal
         label = f"{kind} ({count} run{'s' if count > 1 else ''})"
         if time_adjusted and factor[kind] != 1.0:
             label += f", steps x {factor[kind]:.2f}"
-        summary.plot(grid_x, mean, color=AGENT_COLOURS.get(kind), label=label)
-        summary.fill_between(grid_x, mean - std, mean + std, color=AGENT_COLOURS.get(kind),
-                             alpha=0.2)
+        colour = AGENT_COLOURS.get(kind, f"C{kinds.index(kind) + 2}")
+        if seed_lines:
+            for steps, wins in curves:
+                summary.plot(steps, wins, color=colour, alpha=0.25, linewidth=0.8)
+        summary.plot(grid_x, mean, color=colour, label=label)
+        summary.fill_between(grid_x, mean - std, mean + std, color=colour, alpha=0.2)
     summary.set_xlabel(x_label)
     summary.set_ylabel("fraction solved")
     summary.set_ylim(0.0, 1.0)

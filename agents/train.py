@@ -18,7 +18,9 @@ import signal
 import time
 
 from keras_simplicial.agents.callbacks import win_rates_from_result
-from keras_simplicial.agents.config import impala_config, validate_env_config
+from keras_simplicial.agents.diagnostics import AttentionHealth
+from keras_simplicial.agents.config import (DEFAULT_NUM_ENV_RUNNERS, DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
+                                            DEFAULT_SAMPLER, impala_config, validate_env_config)
 from keras_simplicial.agents.progress import make_progress
 from keras_simplicial.agents.run_directory import MetricsLog, RunDirectory
 
@@ -71,8 +73,8 @@ def env_runner_nodes(algorithm):
         lambda runner: ray.util.get_node_ip_address(), local_env_runner=False)
 
 
-def metrics_row(result, started_at):
-    """The CSV/TensorBoard row of one `Algorithm.train()` result."""
+def metrics_row(result, started_at, diagnostics=None):
+    """The CSV/TensorBoard row of one `Algorithm.train()` result (plus `diagnostics`, a dict)."""
     timesteps = int(result.get("num_env_steps_sampled_lifetime")
                     or result.get("timesteps_total") or 0)
     runners = result.get("env_runners") or {}
@@ -95,6 +97,11 @@ def metrics_row(result, started_at):
         "vf_explained_var": _finite(stats.get("vf_explained_var")),
         "grad_gnorm": _finite(stats.get("grad_gnorm")),
     }
+    for name in sorted(learner):
+        if name.startswith("grad_norm/"):
+            row[name] = _finite(learner[name])
+    for name, value in sorted((diagnostics or {}).items()):
+        row[name] = _finite(value)
     for puzzle_type, rate in sorted(per_type.items()):
         row["win_rate/" + "_".join(map(str, puzzle_type))] = round(rate, 4)
     return row
@@ -144,6 +151,8 @@ def algorithm_config(arguments):
         num_env_runners=arguments["num_env_runners"],
         num_envs_per_env_runner=arguments["num_envs_per_env_runner"],
         seed=arguments["seed"], overrides=arguments["overrides"],
+        # Runs written before the batched sampler existed used RLlib's.
+        sampler=arguments.get("sampler", "rllib"),
     )
     # A crashed env runner comes back after a second, not RLlib's default minute.
     config.fault_tolerance(restart_failed_env_runners=True,
@@ -168,9 +177,11 @@ def environment_steps(algorithm):
 
 
 def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
-          env_config=None, model_overrides=None, overrides=None, num_env_runners=1,
-          num_envs_per_env_runner=32, seed=None, resume=False, address=None,
-          checkpoint_every=10, stop_seconds=None, progress="auto"):
+          env_config=None, model_overrides=None, overrides=None,
+          num_env_runners=DEFAULT_NUM_ENV_RUNNERS,
+          num_envs_per_env_runner=DEFAULT_NUM_ENVS_PER_ENV_RUNNER, seed=None, resume=False,
+          address=None, checkpoint_every=10, stop_seconds=None, progress="auto",
+          sampler=DEFAULT_SAMPLER):
     """Trains `agent` on `env` with IMPALA until `stop_timesteps` environment steps.
 
     With `resume=True`, `out` must hold an earlier run: its arguments are read back from
@@ -196,6 +207,7 @@ def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
             "model_overrides": dict(model_overrides or {}), "overrides": dict(overrides or {}),
             "num_env_runners": int(num_env_runners),
             "num_envs_per_env_runner": int(num_envs_per_env_runner), "seed": seed,
+            "sampler": sampler,
         }
         checkpoint = None
     if stop_timesteps is None or int(stop_timesteps) <= 0:
@@ -213,10 +225,17 @@ def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
               f"{environment_steps(algorithm):,} environment steps).", flush=True)
 
     nodes = env_runner_nodes(algorithm)
-    print(f"{len(nodes)} env runner(s) on {len(set(nodes))} node(s): "
-          + ", ".join(f"{ip} x{nodes.count(ip)}" for ip in sorted(set(nodes))), flush=True)
+    if nodes:
+        print(f"{len(nodes)} env runner(s) on {len(set(nodes))} node(s): "
+              + ", ".join(f"{ip} x{nodes.count(ip)}" for ip in sorted(set(nodes))), flush=True)
+    else:
+        print(f"Sampling {arguments['num_envs_per_env_runner']} boards in this process, beside "
+              "the learner thread (no remote env runner).", flush=True)
 
     metrics = MetricsLog(run_dir)
+    attention_health = AttentionHealth(
+        algorithm.get_policy().model.base_model, arguments["agent"],
+        arguments["model_overrides"], arguments["env"], arguments["env_config"])
     display = make_progress(progress, total=int(stop_timesteps),
                             title=f"{arguments['agent']} agent on {arguments['env']}",
                             stop_seconds=stop_seconds)
@@ -239,7 +258,7 @@ def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
             if stop_seconds is not None and time.time() - started_at >= float(stop_seconds):
                 break
             result = algorithm.train()
-            row = metrics_row(result, started_at)
+            row = metrics_row(result, started_at, attention_health())
             timesteps = row["timesteps"]
             metrics.append(row)
             wins_since_checkpoint.append(row.get("win_rate"))

@@ -1,27 +1,36 @@
-"""Learning is shown, not assumed: both agents trained on an easy BoxWorld, curves recorded.
+"""Learning over seeds: agents x seeds trained on a preset, curves and evaluations recorded.
 
-    .venv/bin/python benchmarks/learning_curve.py [--stop-timesteps 1000000 1500000] [--out benchmarks/runs]
+    .venv/bin/python benchmarks/learning_curve.py [--agents relational simplicial]
+        [--seeds 1 2 3 4 5] [--stop-timesteps 600000] [--out benchmarks/runs/learning-easy]
+        [--markdown FILE]
 
-Trains the relational and then the simplicial agent with the settings of `make train` (the `easy`
-preset of `keras_simplicial.agents.config.PRESETS`, one env runner of 32 environments) and writes,
-under `--out`:
-each agent's run directory (metrics.csv, TensorBoard events, checkpoints), `learning_curves.png`
-(fraction solved against environment steps, both agents) and `learning_curve.json` (the win rate at
-the start and the end of training, the steps each agent needed to reach 0.5 and 0.8, and its final
-and best checkpoints evaluated on `--eval-episodes` fresh episodes twice: acting as it trained,
-sampling from its policy, and greedily, taking the most probable action; a policy that has not
-learned where the player is can win by sampling a biased random walk and lose every greedy
-episode). `--stop-timesteps` takes one length for all agents or one per agent, in order.
+Trains every agent with every seed on `--preset` (default `easy`, what `make train` runs) and
+writes under `--out`: one run directory per agent and seed (`<agent>-seed<k>`: metrics.csv,
+TensorBoard events, checkpoints), `learning_curves.png` (the win rate while training against
+environment steps: mean and standard deviation over seeds per agent, one faint line per seed)
+and `learning_curve.json`. For every run: the steps at which the training win rate first reached
+0.5, 0.9 and 0.99, and its best and final checkpoints evaluated on `--eval-episodes` fresh
+episodes twice, sampling from the policy (as in training) and greedily (the most probable
+action: a policy that has not learned where the player is can win by sampling a biased random
+walk and lose every greedy episode). The reference measured in the same invocation: a uniformly
+random policy on the same puzzles.
+
+Nothing is lost between sittings: a run directory that already holds a run is resumed from its
+last checkpoint (`train --resume`) or, when it reached `--stop-timesteps`, left as it is, and
+evaluations already written are read back. Run the same command again to pick up where it
+stopped.
 """
 
 import argparse
 import json
 import os
+import statistics
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
+LEVELS = (0.5, 0.9, 0.99)
 
 
 def random_policy_win_rate(env_id, env_config, episodes=2000, seed=0):
@@ -47,103 +56,154 @@ def random_policy_win_rate(env_id, env_config, episodes=2000, seed=0):
     return wins / finished
 
 
-def summarise(run_dir, window=5):
+def summarise(run_dir):
+    """Steps to each of `LEVELS`, start and end win rates and frames/s of one run."""
     from keras_simplicial.agents.run_directory import RunDirectory
 
     rows = [r for r in RunDirectory(run_dir).read_metrics() if r.get("win_rate") not in ("", None)]
     steps = [int(r["timesteps"]) for r in rows]
     wins = [float(r["win_rate"]) for r in rows]
-    fps = sorted(float(r["frames_per_s"]) for r in rows)
+    fps = [float(r["frames_per_s"]) for r in rows if float(r["frames_per_s"] or 0) > 0]
 
     def first_reaching(level):
-        for step, win in zip(steps, wins):
-            if win >= level:
-                return step
-        return None
+        return next((step for step, win in zip(steps, wins) if win >= level), None)
 
-    head, tail = wins[:window], wins[-window:]
     return {
-        "iterations": len(rows),
-        "timesteps": steps[-1] if steps else 0,
-        "win_rate_start": sum(head) / len(head) if head else None,
-        "win_rate_end": sum(tail) / len(tail) if tail else None,
-        "steps_to_0.5": first_reaching(0.5),
-        "steps_to_0.8": first_reaching(0.8),
-        "median_frames_per_s": fps[len(fps) // 2] if fps else None,
+        "iterations": len(rows), "timesteps": steps[-1] if steps else 0,
+        "win_rate_start": statistics.mean(wins[:5]) if wins else None,
+        "win_rate_end": statistics.mean(wins[-5:]) if wins else None,
+        "steps_to": {str(level): first_reaching(level) for level in LEVELS},
+        "median_frames_per_s": statistics.median(fps) if fps else None,
     }
 
 
-def evaluate_checkpoints(summary, episodes):
-    """Win rates of the run's final and (if it differs) best checkpoint, sampled and greedy."""
-    from keras_simplicial.agents.evaluate import evaluate_checkpoint
+def train_or_resume(run_dir, agent, seed, preset, args):
+    """Trains the run in `run_dir` up to `--stop-timesteps`, resuming what is there."""
+    from keras_simplicial.agents.run_directory import RunDirectory
+    from keras_simplicial.agents.train import train
 
-    checkpoints = {"final": summary.checkpoint}
-    if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
-        checkpoints["best"] = summary.best_checkpoint
+    run = RunDirectory(run_dir)
+    done = summarise(run_dir)["timesteps"] if run.metrics_file.exists() else 0
+    if run.run_file.exists() and done >= args.stop_timesteps:
+        return
+    resume = run.run_file.exists() and run.latest_checkpoint() is not None
+    if run.run_file.exists() and not resume:  # started but never checkpointed: start again
+        import shutil
+
+        shutil.rmtree(run_dir)
+    train(preset["env"], agent, out=run_dir, stop_timesteps=args.stop_timesteps,
+          env_config=preset["env_config"], overrides={**preset["overrides"], **args.config},
+          model_overrides=args.model_config, num_env_runners=args.num_env_runners,
+          num_envs_per_env_runner=args.num_envs, seed=seed, resume=resume,
+          checkpoint_every=args.checkpoint_every, progress="plain", sampler=args.sampler)
+
+
+def evaluate_run(run_dir, episodes):
+    """Win rates of the run's best and final checkpoints, sampled and greedy (cached)."""
+    from keras_simplicial.agents.evaluate import evaluate_checkpoint
+    from keras_simplicial.agents.run_directory import RunDirectory
+
+    run = RunDirectory(run_dir)
+    checkpoints = {"final": run.latest_checkpoint()}
+    best = run.best_checkpoint()
+    checkpoints["best"] = best[0] if best else checkpoints["final"]
     results = {}
     for which, checkpoint in checkpoints.items():
-        results[which] = {"checkpoint": checkpoint}
+        results[which] = {"checkpoint": str(checkpoint)}
         for mode, explore in (("sampled", True), ("greedy", False)):
-            report = evaluate_checkpoint(
-                checkpoint, episodes=episodes, explore=explore,
-                output=Path(summary.run_dir) / f"evaluation_{which}_{mode}.json")
+            path = Path(run_dir) / f"evaluation_{which}_{mode}.json"
+            report = json.loads(path.read_text()) if path.exists() else None
+            if report is None or report.get("checkpoint") != str(checkpoint) \
+                    or report.get("episodes") != episodes:
+                report = evaluate_checkpoint(checkpoint, episodes=episodes, explore=explore,
+                                             output=path)
             results[which][mode] = report["overall"]
     return results
 
 
+def markdown(report):
+    levels = [str(level) for level in LEVELS]
+    lines = ["| run | steps to " + " / ".join(levels) + " | best checkpoint (steps): sampled, "
+             "greedy | final checkpoint: sampled, greedy | frames/s |", "|---|---|---|---|---|"]
+    for name, r in report["runs"].items():
+        to = " / ".join(f"{r['steps_to'][level]:,}" if r["steps_to"][level] else "-"
+                        for level in levels)
+        evaluations = r["evaluations"]
+        best = evaluations["best"]
+        final = evaluations["final"]
+        lines.append(
+            f"| {name} | {to} | {best['sampled']['win_rate']:.3f}, "
+            f"**{best['greedy']['win_rate']:.3f}** ({Path(best['checkpoint']).name}) | "
+            f"{final['sampled']['win_rate']:.3f}, **{final['greedy']['win_rate']:.3f}** | "
+            f"{r['median_frames_per_s']:,.0f} |")
+    lines.append("")
+    for agent, entry in report["agents"].items():
+        lines.append(f"- **{agent}** ({entry['seeds']} seeds): best checkpoint greedy win rate "
+                     f"min {entry['best_greedy_min']:.3f}, mean {entry['best_greedy_mean']:.3f}; "
+                     f"final greedy min {entry['final_greedy_min']:.3f}, mean "
+                     f"{entry['final_greedy_mean']:.3f}; seeds whose training win rate reached "
+                     f"0.99: {entry['reached_0.99']}/{entry['seeds']}")
+    lines.append(f"- uniformly random policy: {report['random_policy_win_rate']:.3f}")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stop-timesteps", type=int, nargs="+", default=[1_000_000, 1_500_000],
-                        help="environment steps: one for all agents, or one per agent")
-    parser.add_argument("--out", default="benchmarks/runs")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--agents", nargs="+", default=["relational", "simplicial"])
-    parser.add_argument("--eval-episodes", type=int, default=1000,
-                        help="episodes to evaluate each final checkpoint on (sampled and greedy)")
+    parser.add_argument("--preset", default="easy", choices=("easy", "paper"))
+    parser.add_argument("--agents", nargs="+", default=["relational", "simplicial"],
+                        choices=("relational", "simplicial"))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+    parser.add_argument("--stop-timesteps", type=int, default=600_000)
+    parser.add_argument("--out", default="benchmarks/runs/learning-easy")
+    parser.add_argument("--config", type=json.loads, default={},
+                        help="JSON object of IMPALAConfig overrides on top of the preset's")
+    parser.add_argument("--model-config", type=json.loads, default={},
+                        help="JSON object of architecture overrides")
+    parser.add_argument("--sampler", default="batched", choices=("batched", "rllib"))
+    parser.add_argument("--num-env-runners", type=int, default=0)
+    parser.add_argument("--num-envs", type=int, default=64)
+    parser.add_argument("--checkpoint-every", type=int, default=5)
+    parser.add_argument("--eval-episodes", type=int, default=1000)
+    parser.add_argument("--markdown", default=None, help="also write the table here")
     args = parser.parse_args(argv)
-    if len(args.stop_timesteps) not in (1, len(args.agents)):
-        parser.error(f"--stop-timesteps takes 1 or {len(args.agents)} values (one per agent), "
-                     f"got {len(args.stop_timesteps)}.")
-    stop_timesteps = dict(zip(args.agents, args.stop_timesteps * len(args.agents)
-                              if len(args.stop_timesteps) == 1 else args.stop_timesteps))
 
     import ray
 
     from keras_simplicial.agents.config import PRESETS
     from keras_simplicial.agents.plots import plot_training_curves
-    from keras_simplicial.agents.train import train
 
-    easy = PRESETS["easy"]
-    out = Path(args.out) / time.strftime("learning-%Y%m%d-%H%M%S")
-    results = {}
+    preset = PRESETS[args.preset]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = {}
     for agent in args.agents:
-        summary = train(easy["env"], agent, out=out / agent,
-                        stop_timesteps=stop_timesteps[agent], env_config=easy["env_config"],
-                        overrides=easy["overrides"],
-                        num_env_runners=1, num_envs_per_env_runner=32, seed=args.seed,
-                        checkpoint_every=25, progress="plain")
-        ray.shutdown()
-        results[agent] = {**summarise(summary.run_dir), "run_dir": summary.run_dir,
-                          "evaluations": evaluate_checkpoints(summary, args.eval_episodes)}
-    plot_training_curves([out / agent for agent in args.agents], out / "learning_curves.png")
-    baseline = random_policy_win_rate(easy["env"], easy["env_config"])
-    report = {"preset": easy, "random_policy_win_rate": baseline,
-              "stop_timesteps": stop_timesteps, "seed": args.seed, "agents": results}
+        for seed in args.seeds:
+            run_dir = out / f"{agent}-seed{seed}"
+            train_or_resume(run_dir, agent, seed, preset, args)
+            ray.shutdown()
+            runs[run_dir.name] = {**summarise(run_dir), "agent": agent, "seed": seed,
+                                  "run_dir": str(run_dir),
+                                  "evaluations": evaluate_run(run_dir, args.eval_episodes)}
+            print(f"{run_dir.name}: {json.dumps(runs[run_dir.name]['steps_to'])}", flush=True)
+    plot_training_curves([r["run_dir"] for r in runs.values()], out / "learning_curves.png",
+                         seed_lines=True)
+    agents = {}
+    for agent in args.agents:
+        mine = [r for r in runs.values() if r["agent"] == agent]
+        best = [r["evaluations"]["best"]["greedy"]["win_rate"] for r in mine]
+        final = [r["evaluations"]["final"]["greedy"]["win_rate"] for r in mine]
+        agents[agent] = {"seeds": len(mine), "best_greedy_min": min(best),
+                         "best_greedy_mean": statistics.mean(best),
+                         "final_greedy_min": min(final), "final_greedy_mean": statistics.mean(final),
+                         "reached_0.99": sum(r["steps_to"]["0.99"] is not None for r in mine)}
+    report = {"preset": preset, "args": vars(args), "runs": runs, "agents": agents,
+              "random_policy_win_rate": random_policy_win_rate(preset["env"],
+                                                               preset["env_config"])}
     (out / "learning_curve.json").write_text(json.dumps(report, indent=2) + "\n")
-
-    print(f"\n{'agent':<12}{'win start':>10}{'win end':>9}{'to 0.5':>10}{'to 0.8':>10}"
-          f"{'frames/s':>10}")
-    for agent, r in results.items():
-        print(f"{agent:<12}{r['win_rate_start']:>10.2f}{r['win_rate_end']:>9.2f}"
-              f"{str(r['steps_to_0.5']):>10}{str(r['steps_to_0.8']):>10}"
-              f"{r['median_frames_per_s']:>10.0f}")
-    print(f"{'random':<12}{baseline:>10.2f}{baseline:>9.2f}   (uniformly random actions)")
-    print(f"\n{'checkpoint':<32}{'sampled':>9}{'greedy':>9}   ({args.eval_episodes} episodes each)")
-    for agent, r in results.items():
-        for which, evaluation in r["evaluations"].items():
-            name = f"{agent} {which} ({Path(evaluation['checkpoint']).name})"
-            print(f"{name:<32}{evaluation['sampled']['win_rate']:>9.3f}"
-                  f"{evaluation['greedy']['win_rate']:>9.3f}")
+    text = markdown(report)
+    print("\n" + text)
+    if args.markdown:
+        Path(args.markdown).write_text(text + "\n")
     print(f"\nWrote {out / 'learning_curves.png'} and {out / 'learning_curve.json'}")
     return 0
 

@@ -1,13 +1,23 @@
-"""Environment frames per second of IMPALA training, relational vs simplicial agent, one run.
+"""IMPALA training throughput and where its time goes: presets x samplers x agents, one run.
 
-    .venv/bin/python benchmarks/train_throughput.py [--seconds 60] [--rounds 2]
+    .venv/bin/python benchmarks/train_throughput.py [--presets easy paper] [--seconds 40]
+        [--layouts ...] [--agents relational simplicial] [--markdown FILE]
 
-Both agents train with the paper's IMPALA settings (Table 1: unroll 40, batch 1280) on bridge
-BoxWorld with the embedded local Ray: one env runner stepping `--num-envs` environments, the learner
-in the driver. The agents take turns (relational, simplicial, relational, ...) so that both see the
-same machine load; each turn warms up (XLA/tf.function tracing, the first batches) and then counts
-the environment steps sampled and trained over `--seconds`. Reported: median frames/s of each
-agent and the simplicial/relational ratio (the paper: 1.4e4 / 1.9e4 = 0.74).
+Each configuration trains with the preset's IMPALA settings on the embedded local Ray (the learner
+in the driver), warms up (XLA compilation, tracing, the first batches), then counts the
+environment steps sampled and trained over `--seconds`. Layouts (`LAYOUTS`): the previous default
+(RLlib's sampler over 32 gymnasium envs in one remote env runner), the batched sampler in one
+remote runner of 64 boards, and the new default (the batched sampler of 64 boards in the driver,
+no remote runner), so old and new are measured side by side in one run.
+
+The profile comes from the timers of the run itself: the env runner's per-step timers
+(`sampler_perf`: env stepping, observation processing, model forward, action processing; per step
+of all boards), the learner thread's (`timing_breakdown`: gradient step, batch load) and the
+driver's (`timers`: fetching samples, weight sync), all converted to milliseconds per 1,000
+environment frames. The env runner and the learner run in parallel on the two cores, so the
+slower of the two sets the pace. The reference for the model's own cost is the bare
+forward+backward of the same agent model under XLA at the preset's train batch, measured in the
+same process (`bare model`), and the training rate as a fraction of it.
 """
 
 import argparse
@@ -18,76 +28,197 @@ import sys
 import time
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+# (sampler, remote env runners, boards per runner) measured side by side.
+LAYOUTS = {
+    "previous default": ("rllib", 1, 32),
+    "batched, 1 runner": ("batched", 1, 64),
+    "new default": ("batched", 0, 64),
+}
+
+RUNNER_TIMERS = (("mean_env_wait_ms", "env runner: env stepping"),
+                 ("mean_raw_obs_processing_ms", "env runner: observation processing"),
+                 ("mean_inference_ms", "env runner: model forward"),
+                 ("mean_action_processing_ms", "env runner: action processing"))
 
 
-def measure(agent, seconds, num_envs, warmup_s, jit_compile=True):
-    from keras_simplicial.agents.train import algorithm_config, environment_steps
+def measure(preset_name, agent, layout, seconds, warmup_s):
+    """Frames/s sampled and trained, and the per-1,000-frame profile of one configuration."""
+    from keras_simplicial.agents.config import PRESETS, impala_config
 
-    arguments = {"env": "BridgeBoxWorld-v0", "agent": agent, "env_config": {},
-                 "model_overrides": {"jit_compile": jit_compile},
-                 "overrides": {"min_time_s_per_iteration": 2},
-                 "num_env_runners": 1, "num_envs_per_env_runner": num_envs, "seed": 0}
-    algorithm = algorithm_config(arguments).build_algo()
+    preset = PRESETS[preset_name]
+    sampler, num_runners, num_envs = LAYOUTS[layout]
+    config = impala_config(preset["env"], agent, env_config=preset["env_config"],
+                           num_env_runners=num_runners, num_envs_per_env_runner=num_envs, seed=0,
+                           overrides={**preset["overrides"], "min_time_s_per_iteration": 2},
+                           sampler=sampler)
+    algorithm = config.build_algo()
     try:
         started = time.time()
         while time.time() - started < warmup_s:
             algorithm.train()
-        sampled_0, trained_0 = environment_steps(algorithm), trained_steps(algorithm)
+        sampled_0, trained_0 = counters(algorithm)
+        iterations_0 = algorithm.iteration
         started = time.time()
+        results = []
         while time.time() - started < seconds:
-            algorithm.train()
+            results.append(algorithm.train())
         elapsed = time.time() - started
-        return {"sampled_fps": (environment_steps(algorithm) - sampled_0) / elapsed,
-                "trained_fps": (trained_steps(algorithm) - trained_0) / elapsed}
+        sampled_1, trained_1 = counters(algorithm)
     finally:
         algorithm.stop()
+    sampled_fps = (sampled_1 - sampled_0) / elapsed
+    trained_fps = (trained_1 - trained_0) / elapsed
+    frames_per_iteration = (sampled_1 - sampled_0) / max(algorithm.iteration - iterations_0, 1)
+    return {"sampled_fps": sampled_fps, "trained_fps": trained_fps,
+            "profile": profile(results, num_envs, config.train_batch_size, frames_per_iteration)}
 
 
-def trained_steps(algorithm):
-    return int(algorithm._counters.get("num_env_steps_trained", 0))
+def counters(algorithm):
+    return (int(algorithm._counters.get("num_env_steps_sampled", 0)),
+            int(algorithm._counters.get("num_env_steps_trained", 0)))
+
+
+def profile(results, num_envs, train_batch_size, frames_per_iteration):
+    """Milliseconds per 1,000 frames of each part, medians over the measured iterations."""
+    def median(values):
+        values = [float(v) for v in values if v is not None]
+        return statistics.median(values) if values else float("nan")
+
+    rows = {}
+    for key, name in RUNNER_TIMERS:
+        per_step = median((r.get("env_runners") or {}).get("sampler_perf", {}).get(key)
+                          for r in results)
+        rows[name] = per_step * 1000.0 / num_envs
+    breakdown = [(r.get("info") or {}).get("timing_breakdown") or {} for r in results]
+    rows["learner: gradient step"] = median(
+        b.get("learner_grad_time_ms") for b in breakdown) * 1000.0 / train_batch_size
+    rows["learner: batch load"] = median(
+        b.get("learner_load_time_ms") for b in breakdown) * 1000.0 / train_batch_size
+    timers = [r.get("timers") or {} for r in results]
+    rows["driver: fetch samples"] = median(
+        t.get("sample_time_ms") for t in timers) * 1000.0 / frames_per_iteration
+    rows["driver: weight sync"] = median(
+        t.get("synch_weights_time_ms") for t in timers) * 1000.0 / frames_per_iteration
+    return rows
+
+
+def bare_model_ms_per_1000(preset_name, agent, repeats=10):
+    """Forward+backward of the agent model under XLA at the preset's train batch, per 1,000."""
+    import numpy as np
+    import tensorflow as tf
+
+    from keras_simplicial.agents.config import PAPER_IMPALA_HYPERPARAMETERS, PRESETS
+    from keras_simplicial.agents.models import build_agent_model
+    from keras_simplicial.agents.rllib_vector_env import make_boxworld_vector_env
+
+    preset = PRESETS[preset_name]
+    batch = int(preset["overrides"].get("train_batch_size",
+                                        PAPER_IMPALA_HYPERPARAMETERS["train_batch_size"]))
+    env = make_boxworld_vector_env(preset["env"], batch, preset["env_config"])
+    env.reset(seed=0)
+    observations = tf.constant(env.core.obs.astype(np.float32))
+    model = build_agent_model(agent, observations.shape[1:], 4)
+
+    @tf.function(jit_compile=True)
+    def step(obs):
+        with tf.GradientTape() as tape:
+            logits, value = model(obs)
+            loss = tf.reduce_sum(tf.nn.log_softmax(logits)) + tf.reduce_sum(value ** 2)
+        return tape.gradient(loss, model.trainable_variables)
+
+    step(observations)
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        tf.nest.map_structure(lambda g: g.numpy(), step(observations))
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000.0 * 1000.0 / batch
+
+
+def markdown(report):
+    lines = []
+    for preset, entry in report["presets"].items():
+        lines.append(f"**{preset}** preset (bare model fwd+bwd under XLA, ms per 1,000 samples: "
+                     + ", ".join(f"{a} {ms:.1f}" for a, ms in entry["bare_ms"].items()) + ")")
+        lines.append("")
+        configs = entry["configs"]
+        header = " | ".join(f"{c['agent']}, {c['layout']}" for c in configs)
+        lines.append(f"| ms per 1,000 frames | {header} |")
+        lines.append("|---" * (len(configs) + 1) + "|")
+        for name in configs[0]["profile"]:
+            lines.append(f"| {name} | " + " | ".join(f"{c['profile'][name]:.1f}"
+                                                     for c in configs) + " |")
+        lines.append("| **wall clock (1000 / trained frames/s)** | " + " | ".join(
+            f"**{1e6 / c['trained_fps']:.1f}**" for c in configs) + " |")
+        lines.append("| trained frames/s | " + " | ".join(
+            f"{c['trained_fps']:,.0f}" for c in configs) + " |")
+        lines.append("| fraction of the bare model's fwd+bwd rate | " + " | ".join(
+            f"{c['trained_fps'] * entry['bare_ms'][c['agent']] / 1e6:.2f}" for c in configs)
+            + " |")
+        lines.append("")
+        for line in entry["ratios"]:
+            lines.append(f"- {line}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def ratios(configs):
+    """Each layout against the previous default per agent; simplicial/relational per layout."""
+    by = {(c["agent"], c["layout"]): c["trained_fps"] for c in configs}
+    lines = []
+    for agent in ("relational", "simplicial"):
+        old = by.get((agent, "previous default"))
+        for layout in LAYOUTS:
+            if old and layout != "previous default" and (agent, layout) in by:
+                lines.append(f"{agent}: {layout} / previous default = "
+                             f"{by[(agent, layout)] / old:.2f}x")
+    for layout in LAYOUTS:
+        if ("relational", layout) in by and ("simplicial", layout) in by:
+            lines.append(f"{layout}: simplicial / relational = "
+                         f"{by[('simplicial', layout)] / by[('relational', layout)]:.3f}")
+    return lines
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=60.0, help="measured time per turn")
-    parser.add_argument("--warmup", type=float, default=30.0, help="warm-up time per turn")
-    parser.add_argument("--rounds", type=int, default=2, help="turns per agent")
-    parser.add_argument("--num-envs", type=int, default=32, help="environments per env runner")
-    parser.add_argument("--no-jit", action="store_true",
-                        help="run the agent models without XLA (custom_model_config jit_compile)")
+    parser.add_argument("--presets", nargs="+", default=["easy", "paper"],
+                        choices=("easy", "paper"))
+    parser.add_argument("--agents", nargs="+", default=["relational", "simplicial"],
+                        choices=("relational", "simplicial"))
+    parser.add_argument("--layouts", nargs="+", default=list(LAYOUTS), choices=tuple(LAYOUTS),
+                        help="sampler, env runners and boards per runner of each measurement")
+    parser.add_argument("--seconds", type=float, default=40.0, help="measured time per config")
+    parser.add_argument("--warmup", type=float, default=25.0, help="warm-up time per config")
     parser.add_argument("--json", default=None, help="also write the results here")
+    parser.add_argument("--markdown", default=None, help="also write the tables here")
     args = parser.parse_args(argv)
 
     from keras_simplicial.agents.train import start_ray
 
     start_ray(num_env_runners=1)
-    turns = {"relational": [], "simplicial": []}
-    for round_index in range(args.rounds):
-        for agent in ("relational", "simplicial"):
-            result = measure(agent, args.seconds, args.num_envs, args.warmup,
-                             jit_compile=not args.no_jit)
-            turns[agent].append(result)
-            print(f"round {round_index + 1} {agent:<10}  sampled {result['sampled_fps']:8.1f}  "
-                  f"trained {result['trained_fps']:8.1f} frames/s", flush=True)
-
-    summary = {agent: {key: statistics.median(t[key] for t in results)
-                       for key in ("sampled_fps", "trained_fps")}
-               for agent, results in turns.items()}
-    ratio = {key: summary["simplicial"][key] / summary["relational"][key]
-             for key in ("sampled_fps", "trained_fps")}
-    print(f"\nmedian frames/s over {args.rounds} turns of {args.seconds:.0f} s, "
-          f"{os.cpu_count()} CPUs, 1 env runner x {args.num_envs} envs, "
-          f"XLA {'off' if args.no_jit else 'on'}")
-    print(f"{'':<12}{'sampled':>10}{'trained':>10}")
-    for agent in ("relational", "simplicial"):
-        print(f"{agent:<12}{summary[agent]['sampled_fps']:>10.1f}"
-              f"{summary[agent]['trained_fps']:>10.1f}")
-    print(f"{'ratio s/r':<12}{ratio['sampled_fps']:>10.3f}{ratio['trained_fps']:>10.3f}"
-          "   (paper 0.74, target >= 0.9)")
+    report = {"args": vars(args), "cpus": os.cpu_count(), "presets": {}}
+    for preset in args.presets:
+        bare = {agent: bare_model_ms_per_1000(preset, agent) for agent in args.agents}
+        configs = []
+        for layout in args.layouts:
+            for agent in args.agents:
+                result = measure(preset, agent, layout, args.seconds, args.warmup)
+                configs.append({"agent": agent, "layout": layout, **result})
+                print(f"{preset:<6} {agent:<10} {layout:<18} sampled "
+                      f"{result['sampled_fps']:8.0f}  trained {result['trained_fps']:8.0f} "
+                      "frames/s", flush=True)
+        report["presets"][preset] = {"bare_ms": bare, "configs": configs,
+                                     "ratios": ratios(configs)}
+    text = markdown(report)
+    print("\n" + text)
     if args.json:
         with open(args.json, "w") as stream:
-            json.dump({"turns": turns, "median": summary, "ratio": ratio, "args": vars(args)},
-                      stream, indent=2)
+            json.dump(report, stream, indent=2)
+    if args.markdown:
+        with open(args.markdown, "w") as stream:
+            stream.write(text + "\n")
     return 0
 
 

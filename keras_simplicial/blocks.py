@@ -217,6 +217,8 @@ class TwoSimplicialTransformerBlock(_Block):
             attention (`simplicial_value_dim` defaults to `simplicial_key_dim`).
         simplicial_order: k of the k-simplicial attention (2 in the paper).
         simplicial_epsilon: epsilon under the square root of the scalar product.
+        simplicial_logit_scale: `logit_scale` of the 2-simplicial attention ("auto":
+            simplicial_key_dim^(-order/2); None: the paper's unscaled logits).
         feedforward_dim, dropout, use_bias, layer_norm_epsilon, kernel_initializer,
         bias_initializer, kernel_regularizer, bias_regularizer, kernel_constraint,
         bias_constraint, seed: as in `TransformerBlock` (dropout and use_bias apply to both
@@ -244,6 +246,7 @@ class TwoSimplicialTransformerBlock(_Block):
         simplicial_value_dim=None,
         simplicial_order=2,
         simplicial_epsilon=DEFAULT_EPSILON,
+        simplicial_logit_scale="auto",
         feedforward_dim=64,
         dropout=0.0,
         use_bias=False,
@@ -274,12 +277,14 @@ class TwoSimplicialTransformerBlock(_Block):
         )
         self.simplicial_order = simplicial_order
         self.simplicial_epsilon = simplicial_epsilon
+        self.simplicial_logit_scale = simplicial_logit_scale
         self.simplicial_attention = SimplicialAttention(
             num_heads=self.num_simplicial_heads,
             key_dim=self.simplicial_key_dim,
             value_dim=self.simplicial_value_dim,
             order=simplicial_order,
             epsilon=simplicial_epsilon,
+            logit_scale=simplicial_logit_scale,
             name="simplicial_attention",
             **self._attention_kwargs(),
         )
@@ -362,6 +367,7 @@ class TwoSimplicialTransformerBlock(_Block):
                 "simplicial_value_dim": self.simplicial_value_dim,
                 "simplicial_order": self.simplicial_order,
                 "simplicial_epsilon": self.simplicial_epsilon,
+                "simplicial_logit_scale": self.simplicial_logit_scale,
             }
         )
         return config

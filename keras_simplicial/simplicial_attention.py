@@ -15,6 +15,29 @@ from keras_simplicial.scalar_product import (
 TILE_THRESHOLD = 2**21
 TILE_BUDGET = 2**19
 
+LOGIT_SCALES = ("auto", "a float > 0", "None (the paper's unscaled logits)")
+
+
+def resolve_logit_scale(logit_scale, key_dim, order):
+    """The factor on the (order+1)-fold unsigned scalar product; see `SimplicialAttention`.
+
+    "auto" is key_dim^(-order/2): a product of order+1 norms of key_dim-wide projections grows as
+    key_dim^((order+1)/2) and its spread over key tuples as key_dim^(order/2), so this keeps the
+    logits' spread of order 1 at initialisation, as 1/sqrt(key_dim) does for dot products.
+    """
+    if logit_scale is None:
+        return 1.0
+    if isinstance(logit_scale, str):
+        if logit_scale != "auto":
+            raise ValueError(f"`logit_scale` must be one of {LOGIT_SCALES}, "
+                             f"received logit_scale={logit_scale!r}.")
+        return float(key_dim) ** (-order / 2.0)
+    if isinstance(logit_scale, bool) or not isinstance(logit_scale, (int, float)) \
+            or not logit_scale > 0:
+        raise ValueError(f"`logit_scale` must be one of {LOGIT_SCALES}, "
+                         f"received logit_scale={logit_scale!r}.")
+    return float(logit_scale)
+
 
 def _largest_divisor_at_most(n, bound):
     bound = max(1, min(n, bound))
@@ -55,8 +78,8 @@ class SimplicialAttention(keras.layers.Layer):
 
         v'_i = sum_{j,k} softmax_{(j,k)}( <p_i, l^1_j, l^2_k> ) B(u_j (x) u_k)          (Bformula)
 
-    with the unsigned scalar triple product <a, b, c> of eq. (scalar_triple) as logit (no scaling)
-    and a learned B: H (x) H -> H per head. Heads are concatenated: the output has width
+    with the unsigned scalar triple product <a, b, c> of eq. (scalar_triple), times `logit_scale`,
+    as logit and a learned B: H (x) H -> H per head. Heads are concatenated: the output has width
     `num_heads * value_dim`. With `order=k` the keys are k-tuples (j_1..j_k), the logit is the
     (k+1)-fold unsigned scalar product <p_i, l^1_{j_1}, ..., l^k_{j_k}> (Definition A.4) and the
     value is B(u_{j_1} (x) ... (x) u_{j_k}) with B: H^(x)k -> H.
@@ -76,6 +99,14 @@ class SimplicialAttention(keras.layers.Layer):
         use_bias: whether the p, l, u projections have biases (the original had none).
         epsilon: added under the square root of the scalar product, so that gradients stay finite
             at pairwise orthogonal or zero vectors.
+        logit_scale: factor on the logits. "auto" (default): key_dim^(-order/2), 1/48 for the
+            paper's head, which keeps the joint softmax over key tuples out of saturation at
+            initialisation, as 1/sqrt(key_dim) does in `MultiHeadAttention`. `None` (or 1.0): the
+            paper's unscaled logits, as in the original code; with 48-wide projections of
+            layer-normed entities they are of order 10^2 and put > 0.99 of every query's
+            probability on one key pair from the first step, so the query and key projections
+            get almost no gradient (docs/benchmarks.md, "2-simplicial attention at
+            initialisation"). A float: that factor.
         tile_size: "auto" (tiled above a size threshold), None (never tile) or a positive integer
             (always tile, with at most this many j_1 per tile). The tiled path is used only when
             neither attention scores nor training-time dropout are requested.
@@ -107,6 +138,7 @@ class SimplicialAttention(keras.layers.Layer):
         dropout=0.0,
         use_bias=False,
         epsilon=DEFAULT_EPSILON,
+        logit_scale="auto",
         tile_size="auto",
         kernel_initializer="glorot_uniform",
         bias_initializer="zeros",
@@ -128,6 +160,8 @@ class SimplicialAttention(keras.layers.Layer):
         self.dropout = _utils.check_rate("dropout", dropout)
         self.use_bias = bool(use_bias)
         self.epsilon = _utils.check_non_negative("epsilon", epsilon)
+        self.logit_scale = logit_scale
+        self._logit_scale = resolve_logit_scale(logit_scale, self.key_dim, order)
         if tile_size not in (None, "auto"):
             _utils.check_positive_int("tile_size", tile_size)
         self.tile_size = tile_size
@@ -287,7 +321,8 @@ class SimplicialAttention(keras.layers.Layer):
             axes = (2 + a,) if a == b else (2 + a, 2 + b)
             return _place(entries[(a, b)], axes, rank)
 
-        return safe_sqrt(scalar_product_square_from_gram(gram, self.order + 1), self.epsilon)
+        logits = safe_sqrt(scalar_product_square_from_gram(gram, self.order + 1), self.epsilon)
+        return logits if self._logit_scale == 1.0 else logits * self._logit_scale
 
     def _use_tiles(self, p, u, return_attention_scores, training):
         if self.tile_size is None or return_attention_scores:
@@ -432,6 +467,7 @@ class SimplicialAttention(keras.layers.Layer):
                 "dropout": self.dropout,
                 "use_bias": self.use_bias,
                 "epsilon": self.epsilon,
+                "logit_scale": self.logit_scale,
                 "tile_size": self.tile_size,
                 "kernel_initializer": initializers.serialize(self.kernel_initializer),
                 "bias_initializer": initializers.serialize(self.bias_initializer),

@@ -39,6 +39,9 @@ def simplicial_attention(layer, query, value, key=None, mask=None, epsilon=None)
     epsilon = layer.epsilon if epsilon is None else epsilon
     w = lambda v: None if v is None else np.asarray(v.numpy() if hasattr(v, "numpy") else v)
     H, k = layer.num_heads, layer.order
+    # logit_scale: None = the paper's unscaled logits, "auto" = key_dim^(-order/2), or a float.
+    scale = {None: 1.0, "auto": layer.key_dim ** (-k / 2)}.get(layer.logit_scale,
+                                                              layer.logit_scale)
     p = heads(query, w(layer.query_kernel), w(layer.query_bias), H)
     ls = [heads(key, w(kk), w(kb), H) for kk, kb in zip(layer.key_kernels, layer.key_biases)]
     u = heads(value, w(layer.value_kernel), w(layer.value_bias), H)
@@ -63,7 +66,7 @@ def simplicial_attention(layer, query, value, key=None, mask=None, epsilon=None)
                         square = triple_vector_norm(*vecs) ** 2
                     else:
                         square = scalar_product_by_gram(*vecs) ** 2
-                    logits.append(np.sqrt(square + epsilon))
+                    logits.append(scale * np.sqrt(square + epsilon))
                 row_mask = None
                 if mask is not None:
                     full = np.broadcast_to(mask, (batch, n) + (m,) * k)

@@ -191,6 +191,9 @@ def test_save_load_config_and_summary(tmp_path, monkeypatch):
         ({"dropout": 1.5}, "dropout"),
         ({"tile_size": 0}, "tile_size"),
         ({"epsilon": -1.0}, "epsilon"),
+        ({"logit_scale": "big"}, "logit_scale"),
+        ({"logit_scale": 0.0}, "logit_scale"),
+        ({"logit_scale": True}, "logit_scale"),
     ],
 )
 def test_bad_arguments(kwargs, name):
@@ -206,3 +209,51 @@ def test_bad_shapes():
     layer = SimplicialAttention(num_heads=1, key_dim=4)
     with pytest.raises(ValueError, match="attention_mask"):
         layer(query, value, attention_mask=np.ones((5, 3, 3), bool))
+
+
+def _layer_normed(seed, batch, length, width):
+    x = np.random.default_rng(seed).normal(size=(batch, length, width))
+    x = (x - x.mean(-1, keepdims=True)) / x.std(-1, keepdims=True)
+    return x.astype("float32")
+
+
+@pytest.mark.parametrize("order", [2, 3])
+def test_logit_scale_keeps_the_softmax_out_of_saturation_at_initialisation(order):
+    """The paper's scale-free logits put ~all mass on one key tuple; "auto" does not."""
+    query, value = _layer_normed(0, 8, 40, 64), _layer_normed(1, 8, 4, 64)
+    largest = {}
+    for scale in (None, "auto"):
+        keras.utils.set_random_seed(3)
+        layer = SimplicialAttention(key_dim=48, order=order, logit_scale=scale)
+        _, scores = layer(query, value, return_attention_scores=True)
+        axes = tuple(range(3, 3 + order))
+        largest[scale] = np.asarray(keras.ops.max(scores, axis=axes))
+    assert np.mean(largest[None] > 0.99) > 0.5, "unscaled logits saturate (the measured fact)"
+    assert np.mean(largest["auto"]) < 0.5 and np.all(largest["auto"] < 0.99)
+    layer = SimplicialAttention(key_dim=48, order=order, logit_scale=0.25)
+    assert layer.get_config()["logit_scale"] == 0.25
+    assert SimplicialAttention.from_config(layer.get_config()).logit_scale == 0.25
+
+
+@TF_ONLY
+def test_logit_scale_lets_gradients_reach_the_query_and_key_kernels():
+    import tensorflow as tf
+
+    query, value = _layer_normed(2, 8, 40, 64), _layer_normed(3, 8, 4, 64)
+    target = np.random.default_rng(4).normal(size=(8, 40, 48)).astype("float32")
+    ratios = {}
+    for scale in (None, "auto"):
+        keras.utils.set_random_seed(5)
+        layer = SimplicialAttention(key_dim=48, logit_scale=scale)
+        layer(query, value)
+        routing = [layer.query_kernel.value] + [k.value for k in layer.key_kernels]
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(layer(query, value) * target)
+        gradients = tape.gradient(loss, routing + [layer.value_kernel.value])
+        routing_norm = float(tf.linalg.global_norm(gradients[:-1]))
+        ratios[scale] = routing_norm / float(tf.norm(gradients[-1]))
+        assert np.isfinite(routing_norm)
+    # Relative to the value kernel's gradient, the routing gets orders of magnitude more
+    # gradient once the softmax is not saturated.
+    assert ratios["auto"] > 10 * ratios[None], ratios
+    assert ratios["auto"] > 1e-2, ratios

@@ -164,3 +164,37 @@ def test_a_relative_run_directory_resolves_to_an_absolute_checkpoint(checkpoints
     resolved = resolve_checkpoint("relational")  # as `make train` prints it: relative to the cwd
     assert resolved.is_absolute() and resolved == checkpoint.resolve()
     assert load_policy("relational").model.kind == "relational"
+
+
+def test_policy_map_prints_each_tile_and_draws_the_board(checkpoints, tmp_path, capsys):
+    out = tmp_path / "policy.png"
+    code = cli.main(["policy-map", str(checkpoints["simplicial"]), "--seed", "2",
+                     "--out", str(out)])
+    assert code == 0 and out.stat().st_size > 0
+    printed = capsys.readouterr().out
+    assert "board of seed 2" in printed and printed.count("(") > 10
+    std_line = [line for line in printed.splitlines() if line.startswith("std")]
+    assert len(std_line) == 1 and len(std_line[0].split()) == 5
+
+
+def test_policy_map_tells_a_position_aware_policy_from_a_constant_one():
+    from keras_simplicial.agents.policy_map import policy_map
+    from keras_simplicial.envs.palette import PLAYER_RGB
+
+    def constant(observations):
+        return np.tile([0.0, 1.0, 2.0, 3.0], (len(observations), 1))
+
+    def go_right_on_the_left_half(observations):
+        on_player = np.all(observations[:, :, :-1] == PLAYER_RGB, axis=-1)
+        column = np.argwhere(on_player)[:, 2]
+        return np.stack([np.zeros(len(column)), np.zeros(len(column)),
+                         np.where(column < 4, 5.0, -5.0), np.zeros(len(column))], axis=1)
+
+    flat = policy_map(constant, "BridgeBoxWorld-v0", EASY_ENV, seed=1)
+    assert len(flat.tiles) == len(set(flat.tiles)) > 20
+    np.testing.assert_allclose(flat.probabilities.sum(axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(flat.spread(), 0.0, atol=1e-7)
+    aware = policy_map(go_right_on_the_left_half, "BridgeBoxWorld-v0", EASY_ENV, seed=1)
+    assert aware.spread()[2] > 0.4
+    for (row, col), p in zip(aware.tiles, aware.probabilities):
+        assert (p[2] > 0.9) == (col < 4)

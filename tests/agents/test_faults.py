@@ -112,7 +112,7 @@ def test_a_killed_rollout_worker_is_replaced_and_training_goes_on():
 
     arguments = {"env": "BridgeBoxWorld-v0", "agent": "relational", "env_config": EASY_ENV,
                  "model_overrides": NO_XLA, "overrides": QUICK, "num_env_runners": 1,
-                 "num_envs_per_env_runner": 4, "seed": 0}
+                 "num_envs_per_env_runner": 4, "seed": 0, "sampler": "batched"}
     start_ray(num_env_runners=1)
     try:
         algorithm = build_algorithm(arguments)

@@ -28,6 +28,8 @@ def ray_session():
 
 def test_config_carries_table_1_and_rmsprop():
     config = impala_config("BridgeBoxWorld-v0", "simplicial")
+    assert config.env_runner_cls.__name__ == "BatchedEnvRunner"
+    assert impala_config(sampler="rllib").env_runner_cls is None
     assert config.framework_str == "tf2"
     assert not config.enable_rl_module_and_learner
     for key, value in PAPER_IMPALA_HYPERPARAMETERS.items():
@@ -42,11 +44,13 @@ def test_config_rejects_bad_input():
         impala_config("CartPole-v1", "simplicial")
     with pytest.raises(ValueError, match="Unknown IMPALA config key"):
         impala_config(overrides={"learning_rate_typo": 1e-3})
+    with pytest.raises(ValueError, match="sampler must be one of"):
+        impala_config(sampler="vectorised")
 
 
 @pytest.mark.parametrize("agent", ["relational", "simplicial"])
 def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session, agent):
-    config = impala_config("BridgeBoxWorld-v0", agent, env_config=EASY_ENV,
+    config = impala_config("BridgeBoxWorld-v0", agent, env_config=EASY_ENV, num_env_runners=1,
                            num_envs_per_env_runner=4, seed=1, overrides=QUICK)
     algorithm = config.build_algo()
     try:
@@ -68,6 +72,13 @@ def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session,
         last = rows[-1]
         for key in ("policy_loss", "vf_loss", "entropy"):
             assert last[key] != "" and math.isfinite(float(last[key])), key
+        # Gradient norms per part of the model (diagnostics.MODEL_PARTS) are in every row.
+        parts = ["front_end", "one_simplicial", "block_feedforward_norms", "mlp_heads"]
+        if agent == "simplicial":
+            parts += ["simplicial_query_key", "simplicial_value_B"]
+        for part in parts:
+            norm = last[f"grad_norm/{part}"]
+            assert norm != "" and math.isfinite(float(norm)) and float(norm) > 0.0, part
         weights = policy.get_weights()
         assert all(np.all(np.isfinite(w)) for w in weights)
         assert any(not np.array_equal(a, b) for a, b in zip(initial, weights)), \

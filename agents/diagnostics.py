@@ -1,0 +1,106 @@
+"""Why a run learns or stalls, per training iteration: gradients per part and attention health.
+
+Two sources, both written into each metrics row (CSV and TensorBoard) by `train`:
+
+- `DiagnosticImpalaTF2Policy`: RLlib's IMPALA policy plus the norm of the (clipped) gradient of
+  each part of the agent (`grad_norm/<part>`, `MODEL_PARTS`), so one sees whether the
+  2-simplicial query and key projections (which route the attention) get any gradient at all.
+- `AttentionHealth`: on a fixed probe batch of start positions, the entropy of the 2-simplicial
+  scores over key pairs (as a fraction of log M^2, the uniform distribution's), the mean largest
+  pair probability and the fraction of queries with > 0.99 on one pair (saturation), and the
+  same entropy for the 1-simplicial scores.
+"""
+
+import re
+
+import numpy as np
+import tensorflow as tf
+from ray.rllib.algorithms.impala.impala_tf_policy import ImpalaTF2Policy
+
+# Variable-name patterns of each part of the agent models (`models.py`), first match wins.
+MODEL_PARTS = (
+    ("simplicial_query_key", r"simplicial_attention/(query|key\d+)_kernel"),
+    ("simplicial_value_B", r"simplicial_attention/(value_kernel|B)\b"),
+    ("one_simplicial", r"_block/attention/"),
+    ("block_feedforward_norms", r"_block/"),
+    ("mlp_heads", r"^(mlp_\d+|logits|value)/"),
+    ("front_end", r"^(conv_\d+|entity_projection|virtual_entities)/"),
+)
+SATURATION_THRESHOLD = 0.99
+
+
+def model_part(variable_name):
+    """The `MODEL_PARTS` name of a variable, or "other"."""
+    for part, pattern in MODEL_PARTS:
+        if re.search(pattern, variable_name):
+            return part
+    return "other"
+
+
+class DiagnosticImpalaTF2Policy(ImpalaTF2Policy):
+    """IMPALA's TF2 policy whose learner stats also hold `grad_norm/<part>` per model part."""
+
+    def grad_stats_fn(self, train_batch, grads):
+        stats = dict(super().grad_stats_fn(train_batch, grads))
+        if grads and isinstance(grads[0], (list, tuple)):  # one list per loss: the first
+            grads = grads[0]
+        variables = self.model.trainable_variables()
+        parts = {}
+        for gradient, variable in zip(grads, variables):
+            if gradient is not None:
+                parts.setdefault(model_part(variable.name), []).append(gradient)
+        for part, gradients in parts.items():
+            stats[f"grad_norm/{part}"] = tf.linalg.global_norm(gradients)
+        return stats
+
+
+def score_statistics(scores, axes):
+    """(normalised entropy, mean max probability, saturated fraction) of distributions on `axes`.
+
+    `scores` holds probabilities summing to 1 over `axes`; the entropy is divided by the log of
+    the number of outcomes (1.0 = uniform, 0.0 = one outcome).
+    """
+    scores = np.asarray(scores, np.float64)
+    outcomes = int(np.prod([scores.shape[a] for a in axes]))
+    entropy = -np.sum(scores * np.log(np.maximum(scores, 1e-30)), axis=axes)
+    largest = np.max(scores, axis=axes)
+    normalised = entropy / np.log(outcomes) if outcomes > 1 else np.zeros_like(entropy)
+    return (float(np.mean(normalised)), float(np.mean(largest)),
+            float(np.mean(largest > SATURATION_THRESHOLD)))
+
+
+class AttentionHealth:
+    """Attention statistics of an agent on a fixed probe batch, refreshed from its weights.
+
+    Args:
+        model: the agent's Keras model (`policy.model.base_model`).
+        kind: "relational" or "simplicial".
+        model_overrides: the architecture overrides of the run.
+        env_id, env_config: the environment the probe positions come from.
+        num_boards: probe batch size; seed: the probe puzzles' seed.
+    """
+
+    def __init__(self, model, kind, model_overrides, env_id, env_config, num_boards=64, seed=0):
+        from keras_simplicial.agents.attention import AttentionAgent
+        from keras_simplicial.agents.rllib_model import split_model_config
+        from keras_simplicial.agents.rllib_vector_env import make_boxworld_vector_env
+
+        architecture, _ = split_model_config(model_overrides)
+        self.agent = AttentionAgent(model, kind, architecture)
+        env = make_boxworld_vector_env(env_id, num_boards, env_config)
+        env.reset(seed=seed)
+        self.observations = env.core.obs.copy()
+
+    def __call__(self):
+        """A dict of statistics, averaged over block iterations (`attention/...` keys)."""
+        self.agent.model.set_weights(self.agent.base_model.get_weights())
+        _, _, attention = self.agent(self.observations)
+        stats = {}
+        one = [score_statistics(s, axes=(-1,)) for s in attention.one_simplicial]
+        stats["attention/one_simplicial_entropy"] = float(np.mean([s[0] for s in one]))
+        if attention.two_simplicial:
+            two = [score_statistics(s, axes=(-2, -1)) for s in attention.two_simplicial]
+            stats["attention/simplicial_entropy"] = float(np.mean([s[0] for s in two]))
+            stats["attention/simplicial_max_prob"] = float(np.mean([s[1] for s in two]))
+            stats["attention/simplicial_saturated"] = float(np.mean([s[2] for s in two]))
+        return stats
