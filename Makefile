@@ -15,7 +15,9 @@ AGENT ?= relational
 STOP_SECONDS ?= 900
 EVALUATE ?= 500
 
-.PHONY: install test test-all train bench bench-learning clean
+LEARNING_TIMESTEPS ?= 1500000
+
+.PHONY: install test test-all train bench bench-learning bench-parity clean
 
 install: $(STAMP)
 
@@ -39,12 +41,19 @@ bench: $(STAMP)
 	$(PY) benchmarks/env_throughput.py
 	$(PY) benchmarks/block_cost.py
 	$(PY) benchmarks/attention_scaling.py
+	$(PY) benchmarks/simplicial_saturation.py
 	$(PY) benchmarks/train_throughput.py
 
-# About 90 minutes: both agents trained with the `easy` preset as docs/benchmarks.md records them,
-# curves and evaluations in benchmarks/runs/.
+# Both agents x 5 seeds on the `easy` preset, as docs/benchmarks.md records them: curves (mean, std,
+# one line per seed) and greedy and sampled evaluations of every best and final checkpoint in
+# benchmarks/runs/learning-easy/. Resumable: run it again to continue where it stopped.
 bench-learning: $(STAMP)
-	$(PY) benchmarks/learning_curve.py --agents relational simplicial --stop-timesteps 1000000 1500000
+	$(PY) benchmarks/learning_curve.py --agents relational simplicial --seeds 1 2 3 4 5 \
+		--stop-timesteps $(LEARNING_TIMESTEPS) --out benchmarks/runs/learning-easy
+
+# Learning per step of the previous and the new default sampler, same seeds (docs/benchmarks.md).
+bench-parity: $(STAMP)
+	$(PY) benchmarks/sampler_parity.py --seeds 1 2 3 --stop-timesteps 300000
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -23,8 +23,8 @@ MODEL_PARTS = (
     ("simplicial_value_B", r"simplicial_attention/(value_kernel|B)\b"),
     ("one_simplicial", r"_block/attention/"),
     ("block_feedforward_norms", r"_block/"),
-    ("mlp_heads", r"^(mlp_\d+|logits|value)/"),
-    ("front_end", r"^(conv_\d+|entity_projection|virtual_entities)/"),
+    ("mlp_heads", r"(^|/)(mlp_\d+|logits|value)/"),
+    ("front_end", r"(^|/)(conv_\d+|entity_projection|virtual_entities)/"),
 )
 SATURATION_THRESHOLD = 0.99
 

@@ -119,11 +119,13 @@ def summarise(results):
 
 
 def evaluate_checkpoint(checkpoint, episodes=1000, env_id=None, env_config=None, seed=0,
-                        num_envs=32, max_episode_steps=500, explore=True, output=None):
+                        num_envs=32, max_episode_steps=500, explore=True, output=None,
+                        policy=None):
     """Evaluates a checkpoint (or a run directory's latest one) and writes a JSON report.
 
     The environment defaults to the one the run trained on (from its run.json). The report goes
-    to `output`, or to the run's evaluation.json.
+    to `output`, or to the run's evaluation.json. `policy`: the checkpoint's policy if already
+    loaded (`load_policy`), to evaluate it several ways without loading it again.
     """
     if int(episodes) < 1:
         raise ValueError(f"episodes must be a positive integer, got {episodes!r}.")
@@ -132,7 +134,7 @@ def evaluate_checkpoint(checkpoint, episodes=1000, env_id=None, env_config=None,
     arguments = run.read_run() if run is not None else {}
     env_id = env_id or arguments.get("env", "BridgeBoxWorld-v0")
     env_config = dict(arguments.get("env_config", {}) if env_config is None else env_config)
-    policy = load_policy(checkpoint)
+    policy = policy or load_policy(checkpoint)
     results = play_episodes(policy, env_id, env_config, int(episodes), num_envs=num_envs,
                             seed=seed, max_episode_steps=max_episode_steps, explore=explore)
     report = {

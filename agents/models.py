@@ -120,7 +120,12 @@ def agent_hyperparameters(kind, **overrides):
                 raise ValueError(f"{name} must be a positive integer, got {params[name]!r}.")
         from keras_simplicial.simplicial_attention import resolve_logit_scale
 
-        resolve_logit_scale(params["simplicial_logit_scale"], 1, 2)  # bad values fail here, named
+        try:
+            resolve_logit_scale(params["simplicial_logit_scale"], 1, 2)
+        except ValueError:
+            raise ValueError("simplicial_logit_scale must be \"auto\", a number > 0 or null (the "
+                             f"paper's unscaled logits), got {params['simplicial_logit_scale']!r}."
+                             ) from None
     return params
 
 

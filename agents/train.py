@@ -16,6 +16,7 @@ import math
 import os
 import signal
 import time
+from pathlib import Path
 
 from keras_simplicial.agents.callbacks import win_rates_from_result
 from keras_simplicial.agents.diagnostics import AttentionHealth
@@ -167,7 +168,8 @@ def build_algorithm(arguments, checkpoint=None, config=None):
     """
     algorithm = (config or algorithm_config(arguments)).build_algo()
     if checkpoint is not None:
-        algorithm.restore(str(checkpoint))
+        # RLlib reads the checkpoint through pyarrow, which takes absolute paths only.
+        algorithm.restore(str(Path(checkpoint).resolve()))
     return algorithm
 
 
@@ -245,6 +247,11 @@ def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
     latest = checkpoint
     row = {}
     wins_since_checkpoint = []  # the win rates the weights earned since the last checkpoint
+    # RLlib's win rate is a mean over the last `smoothing` episodes; until that many have ended
+    # in this process it rests on a few episodes (one lucky win reads 1.0) and cannot name the
+    # best checkpoint.
+    smoothing = int(config.metrics_num_episodes_for_smoothing)
+    episodes_seen = 0
 
     def save():
         scored = [w for w in wins_since_checkpoint if w not in ("", None)]
@@ -261,7 +268,9 @@ def train(env="BridgeBoxWorld-v0", agent="simplicial", *, out, stop_timesteps,
             row = metrics_row(result, started_at, attention_health())
             timesteps = row["timesteps"]
             metrics.append(row)
-            wins_since_checkpoint.append(row.get("win_rate"))
+            episodes_seen += row["episodes"]
+            if episodes_seen >= smoothing:
+                wins_since_checkpoint.append(row.get("win_rate"))
             display.update(timesteps, row)
             if algorithm.iteration % int(checkpoint_every) == 0:
                 latest = save()

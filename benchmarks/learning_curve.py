@@ -31,6 +31,7 @@ from pathlib import Path
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 LEVELS = (0.5, 0.9, 0.99)
+SMOOTHING_EPISODES = 200  # impala_config's metrics_num_episodes_for_smoothing
 
 
 def random_policy_win_rate(env_id, env_config, episodes=2000, seed=0):
@@ -60,7 +61,15 @@ def summarise(run_dir):
     """Steps to each of `LEVELS`, start and end win rates and frames/s of one run."""
     from keras_simplicial.agents.run_directory import RunDirectory
 
-    rows = [r for r in RunDirectory(run_dir).read_metrics() if r.get("win_rate") not in ("", None)]
+    rows, episodes, previous_time = [], 0, 0.0
+    for row in RunDirectory(run_dir).read_metrics():
+        if float(row["time_s"]) < previous_time:  # a resumed process: RLlib's window restarts
+            episodes = 0
+        previous_time = float(row["time_s"])
+        episodes += int(row.get("episodes") or 0)
+        # The training win rate is a mean over RLlib's last 200 episodes: count it once 200 ended.
+        if row.get("win_rate") not in ("", None) and episodes >= SMOOTHING_EPISODES:
+            rows.append(row)
     steps = [int(r["timesteps"]) for r in rows]
     wins = [float(r["win_rate"]) for r in rows]
     fps = [float(r["frames_per_s"]) for r in rows if float(r["frames_per_s"] or 0) > 0]
@@ -100,7 +109,7 @@ def train_or_resume(run_dir, agent, seed, preset, args):
 
 def evaluate_run(run_dir, episodes):
     """Win rates of the run's best and final checkpoints, sampled and greedy (cached)."""
-    from keras_simplicial.agents.evaluate import evaluate_checkpoint
+    from keras_simplicial.agents.evaluate import evaluate_checkpoint, load_policy
     from keras_simplicial.agents.run_directory import RunDirectory
 
     run = RunDirectory(run_dir)
@@ -109,14 +118,19 @@ def evaluate_run(run_dir, episodes):
     checkpoints["best"] = best[0] if best else checkpoints["final"]
     results = {}
     for which, checkpoint in checkpoints.items():
+        if which == "best" and checkpoint == checkpoints["final"]:
+            results["best"] = results["final"]
+            continue
         results[which] = {"checkpoint": str(checkpoint)}
+        policy = None
         for mode, explore in (("sampled", True), ("greedy", False)):
             path = Path(run_dir) / f"evaluation_{which}_{mode}.json"
             report = json.loads(path.read_text()) if path.exists() else None
             if report is None or report.get("checkpoint") != str(checkpoint) \
-                    or report.get("episodes") != episodes:
+                    or report["overall"]["episodes"] != episodes:
+                policy = policy or load_policy(checkpoint)
                 report = evaluate_checkpoint(checkpoint, episodes=episodes, explore=explore,
-                                             output=path)
+                                             output=path, policy=policy)
             results[which][mode] = report["overall"]
     return results
 

@@ -146,6 +146,29 @@ def test_greedy_when_not_exploring_and_sampled_otherwise(algorithm):
     np.testing.assert_allclose(counts / counts.sum(), probabilities, atol=0.04)
 
 
+def test_samples_larger_than_the_train_batch_are_cut_into_whole_unrolls(algorithm):
+    """A sample of 2 x train_batch_size rows becomes two train batches, not one of twice the size."""
+    from ray.rllib.policy.sample_batch import concat_samples
+
+    runner = algorithm.env_runner
+    sample = concat_samples([runner.sample(), runner.sample()])
+    assert sample.count == 2 * algorithm.config.train_batch_size
+    algorithm._batch_being_built, algorithm.data_to_place_on_learner = [], []
+    algorithm._concatenate_batches_and_pre_queue([sample])
+    queued = algorithm.data_to_place_on_learner
+    try:
+        assert [b.count for b in queued] == [algorithm.config.train_batch_size] * 2
+        rows = sample.policy_batches["default_policy"]
+        for index, piece in enumerate(queued):
+            piece = piece.policy_batches["default_policy"]
+            start = index * algorithm.config.train_batch_size
+            np.testing.assert_array_equal(piece["obs"], rows["obs"][start:start + len(piece)])
+            np.testing.assert_array_equal(piece["unroll_id"][::HORIZON],
+                                          np.unique(piece["unroll_id"]))
+    finally:
+        algorithm.data_to_place_on_learner = []
+
+
 def test_rllib_vector_env_steps_all_boards_without_autoreset():
     env = BoxWorldRLlibVectorEnv(ENV_ID, 3, ENV_CONFIG)
     observations, infos = env.vector_reset(seeds=[0, 1, 2])

@@ -66,13 +66,12 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     steps_at_checkpoint = int(row["timesteps"])
 
     # The restored algorithm has the checkpoint's counters and weights.
-    from ray.rllib.policy.policy import Policy
-
-    from keras_simplicial.agents.train import build_algorithm, environment_steps, start_ray
     import ray
 
-    saved_weights = Policy.from_checkpoint(
-        str(checkpoint / "policies" / "default_policy")).get_weights()
+    from keras_simplicial.agents.evaluate import load_policy
+    from keras_simplicial.agents.train import build_algorithm, environment_steps, start_ray
+
+    saved_weights = load_policy(checkpoint).get_weights()  # (re-registers the agent models)
     start_ray(num_env_runners=1)
     try:
         algorithm = build_algorithm(run.read_run(), checkpoint)
@@ -87,10 +86,12 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
         ray.shutdown()
 
     # `--resume` continues the same run: iterations and timesteps carry on, no duplicate rows.
-    second = subprocess.run(train_command(out, steps_at_checkpoint + 1, "--resume"),
-                            capture_output=True, text=True, timeout=600)
+    # ... also when --out is a relative path (RLlib restores from absolute paths only).
+    second = subprocess.run(train_command(out.relative_to(tmp_path), steps_at_checkpoint + 1,
+                                          "--resume"),
+                            capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
-    assert f"Resumed from {checkpoint}" in second.stdout
+    assert f"Resumed from {checkpoint.relative_to(tmp_path)}" in second.stdout
     iterations = [int(r["training_iteration"]) for r in run.read_metrics()]
     assert iterations == list(range(1, len(iterations) + 1)), iterations
     resumed = run.read_metrics()[iteration:]  # the rows after the checkpoint
