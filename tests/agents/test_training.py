@@ -84,7 +84,10 @@ def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session,
         assert any(not np.array_equal(a, b) for a, b in zip(initial, weights)), \
             "training changed the weights"
 
-        # Rollout workers act with the learner's latest weights after a sync.
+        # Rollout workers act with the learner's latest weights after a sync. The learner thread
+        # would go on training the batches still queued: stop it first, so the weights hold still.
+        algorithm._learner_thread.stopped = True
+        algorithm._learner_thread.join(timeout=120)
         algorithm.env_runner_group.sync_weights()
         remote = algorithm.env_runner_group.foreach_env_runner(
             lambda runner: runner.get_policy().get_weights(), local_env_runner=False)
