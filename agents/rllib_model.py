@@ -86,11 +86,6 @@ class KerasAgentModel(TFModelV2):
         self._traced_model = tf.function(
             self.base_model, jit_compile=jit_compile,
             input_signature=[tf.TensorSpec((None,) + tuple(obs_space.shape), tf.float32)])
-        # The batched env runner's forward pass: raw uint8 boards in, one compiled call.
-        self._traced_uint8_model = tf.function(
-            lambda observations: self.base_model(tf.cast(observations, tf.float32)),
-            jit_compile=jit_compile,
-            input_signature=[tf.TensorSpec((None,) + tuple(obs_space.shape), obs_space.dtype)])
         self._value_out = None
 
     def forward(self, input_dict, state, seq_lens):
@@ -103,8 +98,8 @@ class KerasAgentModel(TFModelV2):
         return self._value_out
 
     def logits_and_values(self, observations):
-        """`(logits [B, num_outputs], value [B, 1])` of a batch of raw observations."""
-        return self._traced_uint8_model(observations)
+        """`(logits [B, num_outputs], value [B, 1])` of a batch of raw (uint8) observations."""
+        return self._traced_model(tf.cast(observations, tf.float32))
 
     def variables(self, as_dict=False):
         return self._tf_variables(self.base_model.weights, as_dict)

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 from keras_simplicial.agents.callbacks import win_rates_from_result
-from keras_simplicial.agents.diagnostics import AttentionHealth
 from keras_simplicial.agents.config import (DEFAULT_NUM_ENV_RUNNERS, DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
                                             DEFAULT_SAMPLER, impala_config, validate_env_config)
+from keras_simplicial.agents.diagnostics import AttentionHealth
 from keras_simplicial.agents.progress import make_progress
 from keras_simplicial.agents.run_directory import MetricsLog, RunDirectory
 
