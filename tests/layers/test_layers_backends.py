@@ -17,7 +17,7 @@ SCRIPT = textwrap.dedent(
     import keras
     import numpy as np
     assert keras.backend.backend() == {backend!r}, keras.backend.backend()
-    import test_layers_reference as reference
+    import loop_reference as reference
     from keras_simplicial import (SimplicialAttention, TransformerBlock,
                                   TwoSimplicialTransformerBlock, VirtualEntities)
 

@@ -9,7 +9,7 @@ import pytest
 from keras_simplicial import unsigned_scalar_product
 from keras_simplicial.scalar_product import scalar_product_square_terms
 
-from test_layers_reference import scalar_product_by_gram, triple_vector_norm
+from loop_reference import scalar_product_by_gram, triple_vector_norm
 
 RNG = np.random.default_rng(0)
 

@@ -8,7 +8,7 @@ import pytest
 
 from keras_simplicial import TransformerBlock, TwoSimplicialTransformerBlock, VirtualEntities
 
-import test_layers_reference as reference
+import loop_reference as reference
 
 TF_ONLY = pytest.mark.skipif(
     keras.backend.backend() != "tensorflow", reason="uses tf.GradientTape / tf.function"

@@ -9,7 +9,7 @@ import pytest
 from keras_simplicial import SimplicialAttention, VirtualEntities
 from keras_simplicial import simplicial_attention as simplicial_module
 
-import test_layers_reference as reference
+import loop_reference as reference
 
 TF_ONLY = pytest.mark.skipif(
     keras.backend.backend() != "tensorflow", reason="uses tf.GradientTape / tf.function"
