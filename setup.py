@@ -5,15 +5,27 @@ installs them under one import name, so nothing generic lands in site-packages:
 
     keras_simplicial          <- keras_simplicial/
     keras_simplicial.envs     <- envs/
-    keras_simplicial.agents   <- agents/
+    keras_simplicial.agents   <- agents/       (and its subpackages, agents/model/ -> ...model)
+
+The `keras-simplicial` command is the module ``keras_simplicial_cli`` beside them, outside the
+package: importing ``keras_simplicial`` loads TensorFlow, which ``--help`` should not wait for.
 """
-from setuptools import setup
+from setuptools import find_packages, setup
 
 PACKAGE_DIRS = {
     "keras_simplicial": "keras_simplicial",
     "keras_simplicial.envs": "envs",
     "keras_simplicial.agents": "agents",
 }
+
+
+def packages():
+    """Every package under each folder of `PACKAGE_DIRS`, with its installed name."""
+    names = []
+    for package, folder in PACKAGE_DIRS.items():
+        names += [package] + [f"{package}.{sub}" for sub in find_packages(folder)]
+    return sorted(set(names))
+
 
 with open("README.md", encoding="utf-8") as readme:
     long_description = readme.read()
@@ -27,8 +39,9 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     python_requires=">=3.10,<3.14",
-    packages=list(PACKAGE_DIRS),
+    packages=packages(),
     package_dir=PACKAGE_DIRS,
+    py_modules=["keras_simplicial_cli"],
     install_requires=[
         "keras>=3.12,<4",
         "tensorflow>=2.21,<2.22",
@@ -46,7 +59,7 @@ setup(
         "backends": ["jax>=0.4.30,<0.11", "torch==2.13.0"],
         "gpu": ["tensorflow[and-cuda]>=2.21,<2.22"],
     },
-    entry_points={"console_scripts": ["keras-simplicial=keras_simplicial.agents.cli:main"]},
+    entry_points={"console_scripts": ["keras-simplicial=keras_simplicial_cli:main"]},
     classifiers=[
         "Programming Language :: Python :: 3",
         "Framework :: Keras",

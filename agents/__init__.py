@@ -1,27 +1,54 @@
-"""Relational and simplicial agents (Section 5 of the paper), IMPALA training on Ray RLlib.
+"""Relational and simplicial agents (Section 5 of the paper), IMPALA training on Ray RLlib, and the
+tools to look inside them.
 
+    model/      the agent models (Keras 3), their RLlib wrapper, the agent with its attention
+    training/   IMPALA set-up and presets, the training loop, run directories and checkpoints
+    analysis/   playing episodes, evaluation, explanations, the logic probe and every figure
+    commands.py what each `keras-simplicial` command does (its arguments: keras_simplicial_cli)
+
+The names below import from here (`from keras_simplicial.agents import build_agent_model`).
 Importing this package sets ``TF_USE_LEGACY_KERAS=1`` (unless the user set it) before TensorFlow is
 imported: RLlib's TensorFlow policies build Keras-2 optimizers through ``tf.keras`` (``tf_keras``),
 while our models stay Keras 3. Heavy modules (TensorFlow, Ray) load only when a name needs them.
 """
 
 import importlib
+import importlib.abc
+import importlib.util
 import os
+import sys
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 _LAZY = {
-    "AGENT_KINDS": "models",
-    "PAPER_DEFAULTS": "models",
-    "build_agent_model": "models",
-    "KerasAgentModel": "rllib_model",
-    "register_agent_models": "rllib_model",
-    "impala_config": "config",
-    "PAPER_IMPALA_HYPERPARAMETERS": "config",
-    "WinRateCallbacks": "callbacks",
-    "train": "train",
-    "evaluate_checkpoint": "evaluate",
+    "AGENT_KINDS": "model.architecture",
+    "PAPER_DEFAULTS": "model.architecture",
+    "build_agent_model": "model.architecture",
+    "KerasAgentModel": "model.rllib_model",
+    "register_agent_models": "model.rllib_model",
+    "AttentionAgent": "model.attention_agent",
+    "entity_of_tile": "model.entities",
+    "tile_of_entity": "model.entities",
+    "impala_config": "training.impala",
+    "PAPER_IMPALA_HYPERPARAMETERS": "training.impala",
+    "PRESETS": "training.impala",
+    "WinRateCallbacks": "training.metrics",
+    "RunArguments": "training.run_arguments",
+    "train": "training.train",
+    "load_policy": "training.checkpoints",
+    "load_attention_agent": "training.checkpoints",
+    "play_episodes": "analysis.rollout",
+    "play_episode": "analysis.episode",
+    "evaluate_checkpoint": "analysis.evaluation",
+    "explain_episode": "analysis.explanations",
+    "logic_probe": "analysis.logic_probe",
+    "plot_one_simplicial": "analysis.attention_figures",
+    "plot_virtual_entities": "analysis.attention_figures",
+    "plot_two_simplicial": "analysis.attention_figures",
+    "save_episode_gif": "analysis.attention_figures",
+    "plot_training_curves": "analysis.training_curves",
+    "plot_per_type_win_rates": "analysis.win_rate_figures",
 }
 
 __all__ = sorted(_LAZY)
@@ -32,3 +59,38 @@ def __getattr__(name):
         module = importlib.import_module(f"{__name__}.{_LAZY[name]}")
         return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# Checkpoints pickle the classes of a run (the algorithm, its env runner, callbacks and policy) by
+# module path, so the modules that held them before the package was cut into model/, training/
+# and analysis/ stay importable under their old names: old checkpoints still load and resume.
+MOVED_MODULES = {
+    "config": "training.impala",
+    "batched_env_runner": "training.batched_env_runner",
+    "callbacks": "training.metrics",
+    "diagnostics": "training.diagnostics",
+}
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports `keras_simplicial.agents.<old>` as the module it moved to (`MOVED_MODULES`)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        prefix, _, old = fullname.rpartition(".")
+        if prefix == __name__ and old in MOVED_MODULES:
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        old = spec.name.rpartition(".")[2]
+        module = importlib.import_module(f"{__name__}.{MOVED_MODULES[old]}")
+        self._own_spec = module.__spec__
+        return module
+
+    def exec_module(self, module):
+        # The import machinery has put the old name's spec on the module: give it its own back.
+        module.__spec__ = self._own_spec
+
+
+if not any(isinstance(finder, _MovedModuleFinder) for finder in sys.meta_path):
+    sys.meta_path.append(_MovedModuleFinder())

@@ -36,30 +36,20 @@ SMOOTHING_EPISODES = 200  # impala_config's metrics_num_episodes_for_smoothing
 
 def random_policy_win_rate(env_id, env_config, episodes=2000, seed=0):
     """The reference measured in the same run: uniformly random actions on the same puzzles."""
-    import gymnasium
     import numpy as np
 
-    import keras_simplicial.envs  # noqa: F401
+    from keras_simplicial.agents.analysis.evaluation import episode_outcomes
 
-    envs = gymnasium.make_vec(env_id, num_envs=64, vectorization_mode="vector_entry_point",
-                              **env_config)
-    envs.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    wins, finished = 0, 0
-    skip = np.zeros(64, dtype=bool)
-    while finished < episodes:
-        _, _, terminated, truncated, infos = envs.step(rng.integers(0, 4, size=64))
-        done = (terminated | truncated) & ~skip
-        wins += int(np.sum(infos["is_success"] & done))
-        finished += int(np.sum(done))
-        skip = done
-    envs.close()
-    return wins / finished
+    def uniform(observations):
+        return np.zeros((len(observations), 4))
+
+    outcomes = episode_outcomes(uniform, env_id, env_config, episodes, num_envs=64, seed=seed)
+    return sum(won for _, won, _ in outcomes) / len(outcomes)
 
 
 def summarise(run_dir):
     """Steps to each of `LEVELS`, start and end win rates and frames/s of one run."""
-    from keras_simplicial.agents.run_directory import RunDirectory
+    from keras_simplicial.agents.training.run_directory import RunDirectory
 
     rows, episodes, previous_time = [], 0, 0.0
     for row in RunDirectory(run_dir).read_metrics():
@@ -88,8 +78,8 @@ def summarise(run_dir):
 
 def train_or_resume(run_dir, agent, seed, preset, args):
     """Trains the run in `run_dir` up to `--stop-timesteps`, resuming what is there."""
-    from keras_simplicial.agents.run_directory import RunDirectory
-    from keras_simplicial.agents.train import train
+    from keras_simplicial.agents.training.run_directory import RunDirectory
+    from keras_simplicial.agents.training.train import train
 
     run = RunDirectory(run_dir)
     done = summarise(run_dir)["timesteps"] if run.metrics_file.exists() else 0
@@ -109,8 +99,9 @@ def train_or_resume(run_dir, agent, seed, preset, args):
 
 def evaluate_run(run_dir, episodes):
     """Win rates of the run's best and final checkpoints, sampled and greedy (cached)."""
-    from keras_simplicial.agents.evaluate import evaluate_checkpoint, load_policy
-    from keras_simplicial.agents.run_directory import RunDirectory
+    from keras_simplicial.agents.analysis.evaluation import evaluate_checkpoint
+    from keras_simplicial.agents.training.checkpoints import load_policy
+    from keras_simplicial.agents.training.run_directory import RunDirectory
 
     run = RunDirectory(run_dir)
     checkpoints = {"final": run.latest_checkpoint()}
@@ -183,8 +174,8 @@ def main(argv=None):
 
     import ray
 
-    from keras_simplicial.agents.config import PRESETS
-    from keras_simplicial.agents.plots import plot_training_curves
+    from keras_simplicial.agents.analysis.training_curves import plot_training_curves
+    from keras_simplicial.agents.training.impala import PRESETS
 
     preset = PRESETS[args.preset]
     out = Path(args.out)

@@ -27,7 +27,7 @@ CONFIGS = {
 
 
 def late_win_rate(run_dir, last_steps=50_000):
-    from keras_simplicial.agents.run_directory import RunDirectory
+    from keras_simplicial.agents.training.run_directory import RunDirectory
 
     rows = [r for r in RunDirectory(run_dir).read_metrics() if r.get("win_rate") not in ("", None)]
     end = int(rows[-1]["timesteps"])
@@ -44,7 +44,7 @@ def main(argv=None):
     parser.add_argument("--out", default="benchmarks/runs")
     args = parser.parse_args(argv)
 
-    from keras_simplicial.agents.plots import plot_training_curves
+    from keras_simplicial.agents.analysis.training_curves import plot_training_curves
 
     run_dirs, groups = [], []
     for label, (folder, extra) in CONFIGS.items():

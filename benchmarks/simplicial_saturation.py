@@ -28,12 +28,12 @@ def measure(scale, seed, boards):
     import numpy as np
     import tensorflow as tf
 
-    from keras_simplicial.agents.diagnostics import model_part, score_statistics
-    from keras_simplicial.agents.models import build_agent_model
-    from keras_simplicial.agents.rllib_vector_env import make_boxworld_vector_env
+    from keras_simplicial.agents.training.diagnostics import model_part, score_statistics
+    from keras_simplicial.agents.model.architecture import build_agent_model
+    from keras_simplicial.envs import make_vector_env
 
     keras.utils.set_random_seed(seed)
-    env = make_boxworld_vector_env("BridgeBoxWorld-v0", boards)
+    env = make_vector_env("BridgeBoxWorld-v0", boards, copy=False)
     env.reset(seed=1000 + seed)
     observations = tf.constant(env.core.obs.astype(np.float32))
     model = build_agent_model("simplicial", observations.shape[1:], 4,

@@ -45,7 +45,7 @@ RUNNER_TIMERS = (("mean_env_wait_ms", "env runner: env stepping"),
 
 def measure(preset_name, agent, layout, seconds, warmup_s):
     """Frames/s sampled and trained, and the per-1,000-frame profile of one configuration."""
-    from keras_simplicial.agents.config import PRESETS, impala_config
+    from keras_simplicial.agents.training.impala import PRESETS, impala_config
 
     preset = PRESETS[preset_name]
     sampler, num_runners, num_envs = LAYOUTS[layout]
@@ -109,14 +109,14 @@ def bare_model_ms_per_1000(preset_name, agent, repeats=10):
     import numpy as np
     import tensorflow as tf
 
-    from keras_simplicial.agents.config import PAPER_IMPALA_HYPERPARAMETERS, PRESETS
-    from keras_simplicial.agents.models import build_agent_model
-    from keras_simplicial.agents.rllib_vector_env import make_boxworld_vector_env
+    from keras_simplicial.agents.training.impala import PAPER_IMPALA_HYPERPARAMETERS, PRESETS
+    from keras_simplicial.agents.model.architecture import build_agent_model
+    from keras_simplicial.envs import make_vector_env
 
     preset = PRESETS[preset_name]
     batch = int(preset["overrides"].get("train_batch_size",
                                         PAPER_IMPALA_HYPERPARAMETERS["train_batch_size"]))
-    env = make_boxworld_vector_env(preset["env"], batch, preset["env_config"])
+    env = make_vector_env(preset["env"], batch, preset["env_config"], copy=False)
     env.reset(seed=0)
     observations = tf.constant(env.core.obs.astype(np.float32))
     model = build_agent_model(agent, observations.shape[1:], 4)
@@ -195,7 +195,7 @@ def main(argv=None):
     parser.add_argument("--markdown", default=None, help="also write the tables here")
     args = parser.parse_args(argv)
 
-    from keras_simplicial.agents.train import start_ray
+    from keras_simplicial.agents.training.train import start_ray
 
     start_ray(num_env_runners=1)
     report = {"args": vars(args), "cpus": os.cpu_count(), "presets": {}}

@@ -3,14 +3,21 @@
 Importing this package registers ``BridgeBoxWorld-v0`` (``mode="bridge"``) and ``BoxWorld-v0``
 (``mode="standard"``), each with a native vector entry point::
 
-    import gymnasium as gym
+    from typing import Optional
+
+import gymnasium as gym
     import keras_simplicial.envs
     env = gym.make("BridgeBoxWorld-v0")
     vec = gym.make_vec("BridgeBoxWorld-v0", num_envs=64, vectorization_mode="vector_entry_point")
+
+This package is the one home of the env ids (``ENV_IDS``) and of the step limit of episodes played
+outside training (``EPISODE_STEP_LIMIT``, ``episode_step_limit``).
 """
+from typing import Optional
+
 import gymnasium as gym
 
-from .config import BoxWorldConfig
+from .config import EPISODE_STEP_LIMIT, BoxWorldConfig, episode_step_limit
 from .core import BoxWorldCore
 from .logic import (GEM, Box, ProofStep, ProofTree, Puzzle, Sequent, SourceSink, is_obtainable,
                     proof_tree, proposition, solve, source_sink)
@@ -32,11 +39,20 @@ def register_envs() -> None:
                          kwargs={"mode": mode})
 
 
+def make_vector_env(env_id: str, num_envs: int, env_config: Optional[dict] = None,
+                    copy: bool = True) -> BoxWorldVectorEnv:
+    """``num_envs`` boards of the registered ``env_id`` with ``env_config`` as one vector env."""
+    if env_id not in ENV_IDS:
+        raise ValueError(f"env must be one of {ENV_IDS}, got {env_id!r}")
+    arguments = {**gym.spec(env_id).kwargs, **dict(env_config or {})}
+    return BoxWorldVectorEnv(int(num_envs), copy=copy, **arguments)
+
+
 register_envs()
 
 __all__ = [
-    "BOX_WORLD_ID", "BRIDGE_BOX_WORLD_ID", "ENV_IDS", "GEM", "PALETTE", "Box", "BoxWorldConfig",
-    "BoxWorldCore", "BoxWorldEnv", "BoxWorldVectorEnv", "ProofStep", "ProofTree", "Puzzle",
-    "Sequent", "SourceSink", "is_obtainable", "make_palette", "proof_tree", "proposition",
-    "register_envs", "solve", "source_sink",
+    "BOX_WORLD_ID", "BRIDGE_BOX_WORLD_ID", "ENV_IDS", "EPISODE_STEP_LIMIT", "GEM", "PALETTE", "Box",
+    "BoxWorldConfig", "BoxWorldCore", "BoxWorldEnv", "BoxWorldVectorEnv", "ProofStep", "ProofTree",
+    "Puzzle", "Sequent", "SourceSink", "episode_step_limit", "is_obtainable", "make_palette",
+    "make_vector_env", "proof_tree", "proposition", "register_envs", "solve", "source_sink",
 ]

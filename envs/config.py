@@ -25,6 +25,22 @@ DEFAULTS = {
                      bridge_probability=0.0, min_distractors=0, max_distractors=4,
                      distractor_length=1),
 }
+#: Defaults shared by both modes: the 20-colour palette, no step limit and the fixed start of the
+#: paper.
+COMMON_DEFAULTS = dict(num_colours=20, max_steps=None, random_start=False)
+#: Every argument of a BoxWorld besides ``mode``: those of the single and the vector env, whose
+#: constructors pass them on here.
+ARGUMENTS = (*DEFAULTS["bridge"], *COMMON_DEFAULTS)
+
+#: The step limit of an episode played outside training (evaluation, analysis) when neither the
+#: caller nor the env's ``max_steps`` gives one: the paper's env has none, and an untrained policy
+#: may never finish.
+EPISODE_STEP_LIMIT = 500
+
+
+def episode_step_limit(env_config: Optional[dict] = None, max_steps: Optional[int] = None) -> int:
+    """``max_steps`` if given, else ``env_config``'s ``max_steps``, else :data:`EPISODE_STEP_LIMIT`."""
+    return int(max_steps or (env_config or {}).get("max_steps") or EPISODE_STEP_LIMIT)
 
 
 def _int(name: str, value, low: int, high: Optional[int] = None) -> int:
@@ -65,18 +81,22 @@ class BoxWorldConfig:
     random_start: bool
 
     @classmethod
-    def create(cls, mode: str = "bridge", rows=None, cols=None, min_solution_length=None,
-               max_solution_length=None, bridge_probability=None, min_distractors=None,
-               max_distractors=None, distractor_length=None, num_colours: int = 20,
-               max_steps: Optional[int] = None, random_start: bool = False) -> "BoxWorldConfig":
-        """Fill the defaults of ``mode`` and validate every argument (raises ``ValueError``)."""
+    def create(cls, mode: str = "bridge", **arguments) -> "BoxWorldConfig":
+        """Fill the defaults of ``mode`` and validate every argument (raises ``ValueError``).
+
+        ``arguments``: any of :data:`ARGUMENTS` (``None`` for a per-mode one means its default).
+        """
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        given = dict(rows=rows, cols=cols, min_solution_length=min_solution_length,
-                     max_solution_length=max_solution_length, bridge_probability=bridge_probability,
-                     min_distractors=min_distractors, max_distractors=max_distractors,
-                     distractor_length=distractor_length)
-        values = {k: (DEFAULTS[mode][k] if v is None else v) for k, v in given.items()}
+        unknown = sorted(set(arguments) - set(ARGUMENTS))
+        if unknown:
+            raise ValueError(f"unknown BoxWorld argument(s) {unknown}; accepted: "
+                             f"{['mode', *ARGUMENTS]}")
+        values = {**DEFAULTS[mode], **COMMON_DEFAULTS}
+        values.update((name, value) for name, value in arguments.items()
+                      if value is not None or name not in DEFAULTS[mode])
+        num_colours, max_steps, random_start = (values["num_colours"], values["max_steps"],
+                                                values["random_start"])
         rows = _int("rows", values["rows"], 3)
         cols = _int("cols", values["cols"], 3)
         lo = _int("min_solution_length", values["min_solution_length"], 1)

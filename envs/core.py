@@ -22,8 +22,9 @@ from .logic import GEM, Box, Puzzle
 from .palette import EMPTY_SLOT_RGB, FLOOR_RGB, GEM_RGB, PLAYER_RGB, make_palette
 from .sampling import FLOOR, KEY_TILE, LOCK_TILE, LOOSE_KEY, PuzzleBatch, PuzzleSampler
 
-#: Actions of Discrete(4), and their (row, col) moves.
+#: Actions of Discrete(4), their names and their (row, col) moves.
 LEFT, UP, RIGHT, DOWN = 0, 1, 2, 3
+ACTION_NAMES = ("left", "up", "right", "down")
 ACTION_DELTAS = ((0, -1), (-1, 0), (0, 1), (1, 0))
 
 REWARD_KEY = 1.0
@@ -43,58 +44,60 @@ class BoxWorldCore:
         if isinstance(num_boards, bool) or not isinstance(num_boards, (int, np.integer)) \
                 or num_boards < 1:
             raise ValueError(f"num_boards must be an int >= 1, got {num_boards!r}")
-        self.config = c = config
-        self.n = n = int(num_boards)
+        self.config = config
+        self.num_boards = num_boards = int(num_boards)
         self.sampler = PuzzleSampler(config)
-        self.gem = c.num_colours
-        rows, cols = c.rows, c.cols
-        self.num_cells = S = rows * cols
-        M = self.sampler.num_slots
+        self.gem = config.num_colours
+        rows, cols = config.rows, config.cols
+        self.num_cells = num_cells = rows * cols
+        num_slots = self.sampler.num_slots
         # Static tables.
-        r, q = np.divmod(np.arange(S), cols)
-        self.obs_cell = (r * (cols + 1) + q).astype(np.int64)           # board cell -> obs pixel
-        self.inventory_cell = np.arange(rows) * (cols + 1) + cols        # slot -> obs pixel
-        move = np.empty((S, 4), np.int64)
-        for a, (dr, dc) in enumerate(ACTION_DELTAS):
-            rr, cc = r + dr, q + dc
-            inside = (rr >= 0) & (rr < rows) & (cc >= 0) & (cc < cols)
-            move[:, a] = np.where(inside, rr * cols + cc, np.arange(S))
-        self._move = move.ravel()
-        self.colour_rgb = np.concatenate([make_palette(c.num_colours),
+        cell_row, cell_col = np.divmod(np.arange(num_cells), cols)
+        self.obs_cell = (cell_row * (cols + 1) + cell_col).astype(np.int64)  # board cell -> pixel
+        self.inventory_cell = np.arange(rows) * (cols + 1) + cols         # inventory slot -> pixel
+        # The cell each action leads to from each cell (the same cell at the edge of the board),
+        # flat: destination[cell * 4 + action].
+        destination = np.empty((num_cells, 4), np.int64)
+        for action, (d_row, d_col) in enumerate(ACTION_DELTAS):
+            row, col = cell_row + d_row, cell_col + d_col
+            inside = (row >= 0) & (row < rows) & (col >= 0) & (col < cols)
+            destination[:, action] = np.where(inside, row * cols + col, np.arange(num_cells))
+        self._destination = destination.ravel()
+        self.colour_rgb = np.concatenate([make_palette(config.num_colours),
                                           np.asarray([GEM_RGB], np.uint8)])
         self._floor = np.asarray(FLOOR_RGB, np.uint8)
         self._player = np.asarray(PLAYER_RGB, np.uint8)
         self._empty = np.asarray(EMPTY_SLOT_RGB, np.uint8)
-        self._arange = np.arange(n)
-        self._cell_base = self._arange * S
+        self._all_boards = np.arange(num_boards)
+        self._first_cell = self._all_boards * num_cells       # board -> its first flat cell
         # Observation buffer, updated in place.
-        self.obs = np.zeros((n, rows, cols + 1, 3), np.uint8)
-        self._obs_flat = self.obs.reshape(n, rows * (cols + 1), 3)
-        # Puzzle state.
-        self.lock = np.full((n, M), -1, np.int16)
-        self.lock2 = np.full((n, M), -1, np.int16)
-        self.key = np.full((n, M), -1, np.int16)
-        self.valid = np.zeros((n, M), bool)
-        self.fatal = np.zeros((n, M), bool)
-        self.cells = np.full((n, M, 4), -1, np.int32)
-        self.cell_role = np.zeros((n, S), np.int8)
-        self.cell_obj = np.full((n, S), -1, np.int16)
+        self.obs = np.zeros((num_boards, rows, cols + 1, 3), np.uint8)
+        self._obs_flat = self.obs.reshape(num_boards, rows * (cols + 1), 3)
+        # Puzzle state, per board and slot (the fields of a `PuzzleBatch`).
+        self.lock = np.full((num_boards, num_slots), -1, np.int16)
+        self.lock2 = np.full((num_boards, num_slots), -1, np.int16)
+        self.key = np.full((num_boards, num_slots), -1, np.int16)
+        self.valid = np.zeros((num_boards, num_slots), bool)
+        self.fatal = np.zeros((num_boards, num_slots), bool)
+        self.cells = np.full((num_boards, num_slots, 4), -1, np.int32)
+        self.cell_role = np.zeros((num_boards, num_cells), np.int8)
+        self.cell_obj = np.full((num_boards, num_cells), -1, np.int16)
         self._role_flat = self.cell_role.reshape(-1)
         self._obj_flat = self.cell_obj.reshape(-1)
-        self.solution_length = np.zeros(n, np.int16)
-        self.puzzle_type = np.zeros((n, 3), np.int16)
+        self.solution_length = np.zeros(num_boards, np.int16)
+        self.puzzle_type = np.zeros((num_boards, 3), np.int16)
         # Episode state.
-        self.pos = np.zeros(n, np.int64)
-        self.held = np.zeros((n, c.num_colours + 1), np.int16)   # multiset of held keys
-        self.inventory = np.full((n, rows), -1, np.int16)       # displayed slots, -1 empty
-        self.steps = np.zeros(n, np.int64)
-        self.solvable = np.ones(n, bool)
-        self.is_success = np.zeros(n, bool)       # the Gem was obtained on the last step
-        self.needs_reset = np.ones(n, bool)
-        self.open_order = np.full((n, M), -1, np.int16)   # k-th object opened (0-based), or -1
-        self.open_step = np.full((n, M), -1, np.int64)    # episode step at which it was opened
-        self.num_opened = np.zeros(n, np.int16)
-        self.rngs: list = [None] * n
+        self.pos = np.zeros(num_boards, np.int64)                          # the player's cell
+        self.held = np.zeros((num_boards, config.num_colours + 1), np.int16)  # multiset of keys
+        self.inventory = np.full((num_boards, rows), -1, np.int16)  # displayed slots, -1 empty
+        self.steps = np.zeros(num_boards, np.int64)
+        self.solvable = np.ones(num_boards, bool)
+        self.is_success = np.zeros(num_boards, bool)       # the Gem was obtained on the last step
+        self.needs_reset = np.ones(num_boards, bool)
+        self.open_order = np.full((num_boards, num_slots), -1, np.int16)  # k-th opened, or -1
+        self.open_step = np.full((num_boards, num_slots), -1, np.int64)   # step it was opened
+        self.num_opened = np.zeros(num_boards, np.int16)
+        self.rngs: list = [None] * num_boards
 
     # -- seeding and resets ----------------------------------------------------------------
     def seed(self, index: int, rng: np.random.Generator) -> None:
@@ -103,52 +106,52 @@ class BoxWorldCore:
 
     def reset_boards(self, indices: Optional[Sequence[int]] = None) -> np.ndarray:
         """Draw new puzzles for ``indices`` (default: all boards) from their generators."""
-        idx = self._arange if indices is None else np.asarray(indices, np.int64).reshape(-1)
-        if idx.size == 0:
-            return idx
-        K = self.sampler.block_size
-        u = np.empty((idx.size, K))
-        for row, i in enumerate(idx):
-            rng = self.rngs[i]
+        boards = (self._all_boards if indices is None
+                  else np.asarray(indices, np.int64).reshape(-1))
+        if boards.size == 0:
+            return boards
+        uniforms = np.empty((boards.size, self.sampler.block_size))
+        for row, board in enumerate(boards):
+            rng = self.rngs[board]
             if rng is None:
-                rng = self.rngs[i] = np.random.default_rng()
-            u[row] = rng.random(K)
-        self.load(idx, self.sampler.sample(u))
-        return idx
+                rng = self.rngs[board] = np.random.default_rng()
+            uniforms[row] = rng.random(self.sampler.block_size)
+        self.load(boards, self.sampler.sample(uniforms))
+        return boards
 
-    def load(self, idx: np.ndarray, batch: PuzzleBatch) -> None:
-        """Install the puzzles of ``batch`` on boards ``idx`` and start their episodes."""
+    def load(self, boards: np.ndarray, batch: PuzzleBatch) -> None:
+        """Install the puzzles of ``batch`` on ``boards`` and start their episodes."""
         for name in ("lock", "lock2", "key", "valid", "fatal", "cells", "solution_length",
                      "puzzle_type"):
-            getattr(self, name)[idx] = getattr(batch, name)
-        # Cell roles: key tile (or loose key), lock, second key tile, second lock.
+            getattr(self, name)[boards] = getattr(batch, name)
+        # Each object's tiles: key tile (or loose key), lock, second key tile, second lock.
         roles = np.empty(batch.cells.shape, np.int8)
         roles[..., 0] = np.where(batch.lock < 0, LOOSE_KEY, KEY_TILE)
         roles[..., 1] = LOCK_TILE
         roles[..., 2] = KEY_TILE
         roles[..., 3] = LOCK_TILE
         colour = np.stack([batch.key, batch.lock, batch.key, batch.lock2], axis=-1)
-        i, m, j = np.nonzero(batch.cells >= 0)
-        boards, cells = idx[i], batch.cells[i, m, j]
-        self.cell_role[idx] = FLOOR
-        self.cell_obj[idx] = -1
-        self.cell_role[boards, cells] = roles[i, m, j]
-        self.cell_obj[boards, cells] = m
+        row, slot, tile = np.nonzero(batch.cells >= 0)
+        tile_board, tile_cell = boards[row], batch.cells[row, slot, tile]
+        self.cell_role[boards] = FLOOR
+        self.cell_obj[boards] = -1
+        self.cell_role[tile_board, tile_cell] = roles[row, slot, tile]
+        self.cell_obj[tile_board, tile_cell] = slot
         obs = self._obs_flat
-        obs[idx] = self._floor
-        obs[boards, self.obs_cell[cells]] = self.colour_rgb[colour[i, m, j]]
-        obs[idx[:, None], self.inventory_cell[None, :]] = self._empty
-        self.pos[idx] = batch.start
-        obs[idx, self.obs_cell[batch.start]] = self._player
-        self.held[idx] = 0
-        self.inventory[idx] = -1
-        self.steps[idx] = 0
-        self.solvable[idx] = True
-        self.is_success[idx] = False
-        self.needs_reset[idx] = False
-        self.open_order[idx] = -1
-        self.open_step[idx] = -1
-        self.num_opened[idx] = 0
+        obs[boards] = self._floor
+        obs[tile_board, self.obs_cell[tile_cell]] = self.colour_rgb[colour[row, slot, tile]]
+        obs[boards[:, None], self.inventory_cell[None, :]] = self._empty
+        self.pos[boards] = batch.start
+        obs[boards, self.obs_cell[batch.start]] = self._player
+        self.held[boards] = 0
+        self.inventory[boards] = -1
+        self.steps[boards] = 0
+        self.solvable[boards] = True
+        self.is_success[boards] = False
+        self.needs_reset[boards] = False
+        self.open_order[boards] = -1
+        self.open_step[boards] = -1
+        self.num_opened[boards] = 0
 
     # -- dynamics --------------------------------------------------------------------------
     def step(self, actions: np.ndarray, autoreset: bool = True):
@@ -157,108 +160,113 @@ class BoxWorldCore:
         With ``autoreset`` (gymnasium's NEXT_STEP mode) a board whose episode ended on the previous
         step is reset instead of stepped: its action is ignored, reward 0, and ``reset_mask`` marks it.
         """
-        a = np.asarray(actions, np.int64).reshape(-1)
-        if a.shape[0] != self.n:
-            raise ValueError(f"actions must have shape ({self.n},), got {np.shape(actions)}")
-        if a.min() < 0 or a.max() > 3:
-            raise ValueError(f"actions must be in {{0, 1, 2, 3}}, got {a}")
+        actions = np.asarray(actions, np.int64).reshape(-1)
+        if actions.shape[0] != self.num_boards:
+            raise ValueError(f"actions must have shape ({self.num_boards},), got "
+                             f"{np.shape(actions)}")
+        if actions.min() < 0 or actions.max() > 3:
+            raise ValueError(f"actions must be in {{0, 1, 2, 3}}, got {actions}")
         resets = np.flatnonzero(self.needs_reset) if autoreset else np.empty(0, np.int64)
         self.reset_boards(resets)
-        pos = self.pos
-        target = self._move[pos * 4 + a]
-        target[resets] = pos[resets]
-        role = self._role_flat[self._cell_base + target]
+        position = self.pos
+        target = self._destination[position * 4 + actions]
+        target[resets] = position[resets]
+        role = self._role_flat[self._first_cell + target]
         free = role == FLOOR
-        new_pos = np.where(free, target, pos)
-        reward = np.zeros(self.n, np.float32)
-        terminated = np.zeros(self.n, bool)
+        new_position = np.where(free, target, position)
+        reward = np.zeros(self.num_boards, np.float32)
+        terminated = np.zeros(self.num_boards, bool)
         self.is_success[:] = False
         self.steps += 1
-        events = np.flatnonzero(~free)
-        if events.size:
-            self._events(events, target[events], role[events], new_pos, reward, terminated)
+        blocked = np.flatnonzero(~free)
+        if blocked.size:
+            self._events(blocked, target[blocked], role[blocked], new_position, reward,
+                         terminated)
         obs = self._obs_flat
-        obs[self._arange, self.obs_cell[pos]] = self._floor
-        obs[self._arange, self.obs_cell[new_pos]] = self._player
-        self.pos = new_pos
+        obs[self._all_boards, self.obs_cell[position]] = self._floor
+        obs[self._all_boards, self.obs_cell[new_position]] = self._player
+        self.pos = new_position
         self.steps[resets] = 0
         if self.config.max_steps is None:
-            truncated = np.zeros(self.n, bool)
+            truncated = np.zeros(self.num_boards, bool)
         else:
             truncated = (self.steps >= self.config.max_steps) & ~terminated
         self.needs_reset = terminated | truncated
-        reset_mask = np.zeros(self.n, bool)
+        reset_mask = np.zeros(self.num_boards, bool)
         reset_mask[resets] = True
         return reward, terminated, truncated, reset_mask
 
-    def _events(self, b, target, role, new_pos, reward, terminated) -> None:
-        """Boards ``b`` walked into a non-floor cell ``target``: pick up or try a lock."""
-        obj = self._obj_flat[b * self.num_cells + target].astype(np.int64)
-        pick = role == LOOSE_KEY
-        if pick.any():
-            bp, op = b[pick], obj[pick]
-            self._give(bp, self.key[bp, op].astype(np.int64), self._first_empty(bp))
-            self._clear(bp, op)
-            new_pos[bp] = target[pick]
-            reward[bp] = REWARD_KEY
-        trying = role == LOCK_TILE
-        if not trying.any():
+    def _events(self, boards, target, role, new_position, reward, terminated) -> None:
+        """``boards`` walked into a non-floor cell ``target``: pick up a key or try a lock."""
+        slots = self._obj_flat[boards * self.num_cells + target].astype(np.int64)
+        picks_up = role == LOOSE_KEY
+        if picks_up.any():
+            key_boards, key_slots = boards[picks_up], slots[picks_up]
+            self._give(key_boards, self.key[key_boards, key_slots].astype(np.int64),
+                       self._first_empty(key_boards))
+            self._clear(key_boards, key_slots)
+            new_position[key_boards] = target[picks_up]
+            reward[key_boards] = REWARD_KEY
+        tries_lock = role == LOCK_TILE
+        if not tries_lock.any():
             return
-        bl, ol, tl = b[trying], obj[trying], target[trying]
-        l1 = self.lock[bl, ol].astype(np.int64)
-        l2 = self.lock2[bl, ol].astype(np.int64)
-        opens = (self.held[bl, l1] > 0) & ((l2 < 0) | (self.held[bl, np.maximum(l2, 0)] > 0))
+        boards, slots, lock_cell = boards[tries_lock], slots[tries_lock], target[tries_lock]
+        first_lock = self.lock[boards, slots].astype(np.int64)
+        second_lock = self.lock2[boards, slots].astype(np.int64)       # -1: a one-lock box
+        opens = (self.held[boards, first_lock] > 0) & (
+            (second_lock < 0) | (self.held[boards, np.maximum(second_lock, 0)] > 0))
         if not opens.any():
             return
-        bl, ol, tl, l1, l2 = bl[opens], ol[opens], tl[opens], l1[opens], l2[opens]
-        slot = self._take(bl, l1)
-        two = l2 >= 0
-        if two.any():
-            slot2 = self._take(bl[two], l2[two])
-            first = np.minimum(slot[two], slot2)       # the Gem goes to the upper freed slot
-            self._obs_flat[bl[two], self.inventory_cell[np.maximum(slot[two], slot2)]] = \
-                self._empty
-            slot[two] = first
-        key = self.key[bl, ol].astype(np.int64)
-        self._give(bl, key, slot)
-        self._clear(bl, ol)
-        new_pos[bl] = tl
+        boards, slots, lock_cell = boards[opens], slots[opens], lock_cell[opens]
+        first_lock, second_lock = first_lock[opens], second_lock[opens]
+        freed = self._take(boards, first_lock)
+        two_locks = second_lock >= 0
+        if two_locks.any():
+            freed_second = self._take(boards[two_locks], second_lock[two_locks])
+            upper = np.minimum(freed[two_locks], freed_second)  # the Gem goes to the upper slot
+            lower = np.maximum(freed[two_locks], freed_second)
+            self._obs_flat[boards[two_locks], self.inventory_cell[lower]] = self._empty
+            freed[two_locks] = upper
+        key = self.key[boards, slots].astype(np.int64)
+        self._give(boards, key, freed)
+        self._clear(boards, slots)
+        new_position[boards] = lock_cell
         gem = key == self.gem
-        fatal = self.fatal[bl, ol]
-        reward[bl] = np.where(gem, REWARD_GEM, np.where(fatal, REWARD_FATAL, REWARD_KEY))
-        terminated[bl] = gem | fatal
-        self.is_success[bl[gem]] = True
+        fatal = self.fatal[boards, slots]
+        reward[boards] = np.where(gem, REWARD_GEM, np.where(fatal, REWARD_FATAL, REWARD_KEY))
+        terminated[boards] = gem | fatal
+        self.is_success[boards[gem]] = True
         # Opening a box is the only move that can lose the Gem; ask the solver (rare events, so
         # a Python call per board that opened a box does not show in the step rate).
-        for board in bl[~gem]:
+        for board in boards[~gem]:
             self.solvable[board] = self.gem_obtainable(int(board))
 
-    def _first_empty(self, b: np.ndarray) -> np.ndarray:
-        return np.argmax(self.inventory[b] < 0, axis=1)
+    def _first_empty(self, boards: np.ndarray) -> np.ndarray:
+        return np.argmax(self.inventory[boards] < 0, axis=1)
 
-    def _take(self, b: np.ndarray, colour: np.ndarray) -> np.ndarray:
-        """Consume one key of ``colour`` on each board ``b``; returns the freed inventory slot."""
-        self.held[b, colour] -= 1
-        slot = np.argmax(self.inventory[b] == colour[:, None], axis=1)
-        self.inventory[b, slot] = -1
+    def _take(self, boards: np.ndarray, colour: np.ndarray) -> np.ndarray:
+        """Consume one key of ``colour`` on each of ``boards``; returns the freed inventory slot."""
+        self.held[boards, colour] -= 1
+        slot = np.argmax(self.inventory[boards] == colour[:, None], axis=1)
+        self.inventory[boards, slot] = -1
         return slot
 
-    def _give(self, b: np.ndarray, colour: np.ndarray, slot: np.ndarray) -> None:
-        self.held[b, colour] += 1
-        self.inventory[b, slot] = colour
-        self._obs_flat[b, self.inventory_cell[slot]] = self.colour_rgb[colour]
+    def _give(self, boards: np.ndarray, colour: np.ndarray, slot: np.ndarray) -> None:
+        self.held[boards, colour] += 1
+        self.inventory[boards, slot] = colour
+        self._obs_flat[boards, self.inventory_cell[slot]] = self.colour_rgb[colour]
 
-    def _clear(self, b: np.ndarray, obj: np.ndarray) -> None:
-        """Object ``obj`` of board ``b`` is opened: its tiles become floor; record the opening."""
-        cells = self.cells[b, obj]                     # (k, 4)
-        i, j = np.nonzero(cells >= 0)
-        boards, flat = b[i], cells[i, j]
-        self.cell_role[boards, flat] = FLOOR
-        self.cell_obj[boards, flat] = -1
-        self._obs_flat[boards, self.obs_cell[flat]] = self._floor
-        self.open_order[b, obj] = self.num_opened[b]
-        self.open_step[b, obj] = self.steps[b]
-        self.num_opened[b] += 1
+    def _clear(self, boards: np.ndarray, slots: np.ndarray) -> None:
+        """Object ``slots`` of ``boards`` is opened: its tiles become floor; record the opening."""
+        cells = self.cells[boards, slots]                      # (k, 4)
+        row, tile = np.nonzero(cells >= 0)
+        tile_board, tile_cell = boards[row], cells[row, tile]
+        self.cell_role[tile_board, tile_cell] = FLOOR
+        self.cell_obj[tile_board, tile_cell] = -1
+        self._obs_flat[tile_board, self.obs_cell[tile_cell]] = self._floor
+        self.open_order[boards, slots] = self.num_opened[boards]
+        self.open_step[boards, slots] = self.steps[boards]
+        self.num_opened[boards] += 1
 
     # -- views -----------------------------------------------------------------------------
     def player_position(self, index: int) -> tuple:

@@ -11,17 +11,16 @@ a list of keys directly.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 from typing import Iterable, Iterator, List, Optional, TextIO
 
 import gymnasium as gym
 
+from .core import ACTION_NAMES
 from .oracle import greedy_action
 
-ACTION_OF_KEY = {"left": 0, "up": 1, "right": 2, "down": 3}
+ACTION_OF_KEY = {name: action for action, name in enumerate(ACTION_NAMES)}
 KEY_NAMES = {"h": "left", "j": "down", "k": "up", "l": "right", "a": "left", "w": "up",
              "d": "right", "s": "down", "?": "hint", "r": "reset", "q": "quit",
              "\x1b[D": "left", "\x1b[A": "up", "\x1b[C": "right", "\x1b[B": "down", "\x03": "quit"}
@@ -130,45 +129,26 @@ def play_keys(env, keys: Iterable[str], out: TextIO = sys.stdout, seed: Optional
     return stats
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="keras-simplicial play", description=__doc__.split("\n")[0])
-    parser.add_argument("--env", default="BridgeBoxWorld-v0",
-                        help="environment id (BridgeBoxWorld-v0 or BoxWorld-v0)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the first puzzle")
-    parser.add_argument("--env-config", default="{}",
-                        help='JSON constructor arguments, e.g. \'{"max_solution_length": 2}\'')
-    return parser
+def main(env_id: str = "BridgeBoxWorld-v0", seed: Optional[int] = None,
+         env_config: Optional[dict] = None) -> int:
+    """``keras-simplicial play``: plays ``env_id`` on the terminal, or with keys read from stdin.
 
-
-def main(argv: Optional[List[str]] = None) -> int:
-    """Entry point of ``keras-simplicial play``; returns the exit status."""
+    Returns the exit status; a bad ``env_id`` or ``env_config`` raises ``ValueError``.
+    """
     from . import ENV_IDS
 
-    args = build_parser().parse_args(argv)
-    try:
-        config = json.loads(args.env_config)
-    except json.JSONDecodeError as error:
-        print(f"--env-config must be a JSON object: {error}", file=sys.stderr)
-        return 2
-    if not isinstance(config, dict):
-        print("--env-config must be a JSON object", file=sys.stderr)
-        return 2
-    if args.env not in ENV_IDS:
-        print(f"--env must be one of {ENV_IDS}, got {args.env!r}", file=sys.stderr)
-        return 2
-    config["render_mode"] = "ansi"
-    try:
-        env = gym.make(args.env, **config)
-    except (ValueError, TypeError) as error:
-        print(f"invalid --env-config: {error}", file=sys.stderr)
-        return 2
+    if env_id not in ENV_IDS:
+        raise ValueError(f"--env must be one of {ENV_IDS}, got {env_id!r}")
+    env = gym.make(env_id, **{**dict(env_config or {}), "render_mode": "ansi"})
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     keys = _raw_keys(sys.stdin) if interactive else parse_keys(sys.stdin.read())
-    stats = play_keys(env, keys, sys.stdout, seed=args.seed, interactive=interactive)
+    stats = play_keys(env, keys, sys.stdout, seed=seed, interactive=interactive)
     print(f"episodes {stats['episodes']}, wins {stats['wins']}, return {stats['return']:+g}, "
           f"steps {stats['steps']}")
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # python -m keras_simplicial.envs.play: the same as keras-simplicial play
+    from keras_simplicial_cli import main as command_line
+
+    sys.exit(command_line(["play", *sys.argv[1:]]))

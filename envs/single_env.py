@@ -14,49 +14,88 @@ from .rendering import DEFAULT_TILE_SIZE, ansi, upscale
 RENDER_MODES = ("rgb_array", "ansi")
 
 
-def check_render_mode(render_mode) -> Optional[str]:
+def check_rendering(render_mode, tile_size) -> tuple:
+    """``(render_mode, tile_size)`` validated (``ValueError`` naming the argument otherwise)."""
     if render_mode is not None and render_mode not in RENDER_MODES:
         raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}")
-    return render_mode
+    upscale(np.zeros((1, 1, 3), np.uint8), tile_size)         # validates tile_size
+    return render_mode, tile_size
 
 
 class BoxWorldEnv(gym.Env):
-    """(Bridge) BoxWorld of Section 4: one board, observations ``(rows, cols + 1, 3)`` uint8.
+    """(Bridge) BoxWorld of Section 4 of the paper: one board, seen from above, with an inventory.
 
-    Args:
-        mode: ``"bridge"`` (two-lock Gem, bridges; Section 4.2) or ``"standard"`` (distractors).
-        rows, cols: board size without the inventory column (defaults 7 x 9 bridge, 9 x 9 standard).
-        min_solution_length, max_solution_length: range of the solution length (1..3 / 1..5).
-        bridge_probability: probability of a bridge (bridge mode, default 0.5).
-        min_distractors, max_distractors, distractor_length: distractor branches (standard mode,
-            default 0..4 branches of length 1).
-        num_colours: size of the HSV palette the key colours are drawn from (default 20).
-        max_steps: truncate after this many steps (default ``None``: no limit, as in the paper).
-        random_start: start on a random free tile instead of (0, 0).
-        render_mode: ``None``, ``"rgb_array"`` or ``"ansi"``; tile_size: pixels per tile.
+    ## Description
 
-    ``info``: ``puzzle_type`` (a, b, c), ``solvable``, ``is_success``, ``solution_length``.
-    Logic of the episode: :meth:`puzzle`, :meth:`opened`, :meth:`held_keys`, :meth:`plan`,
-    :meth:`proof_tree`.
+    The board is a grid of floor tiles holding the player, loose keys and boxes. A box is a key
+    tile with one lock tile to its right; opening the lock with a key of its colour consumes that
+    key and gives the box's key. The goal is the Gem. In bridge BoxWorld (``mode="bridge"``) the
+    Gem box has two locks, opened with two keys held at once, each at the end of its own path of
+    boxes; in half of the puzzles a *bridge* box takes a key of one path and gives a key of the
+    other, and opening it makes the Gem unobtainable (Section 4.2). In standard BoxWorld
+    (``mode="standard"``) the Gem box has one lock at the end of one path, and *distractor*
+    branches lead nowhere. Every reset draws a new puzzle.
+
+    ## Action Space
+
+    ``Discrete(4)``: 0 left, 1 up, 2 right, 3 down. Moving off the board, into a box's key tile or
+    into a lock whose colour is not held leaves the player where it is.
+
+    ## Observation Space
+
+    ``Box(0, 255, (rows, cols + 1, 3), uint8)``: one RGB pixel per tile of the board, plus an
+    inventory column on the right that fills from the top with the keys held, in pickup order.
+    Floor (199, 199, 199), player (127, 127, 127), empty inventory slot (10, 10, 10), the Gem
+    white; key colours come from an HSV palette of ``num_colours`` colours shuffled every episode.
+
+    ## Rewards
+
+    +1 each time a key is obtained (picked up, or taken from an opened box), +10 for the Gem, -1
+    for opening a distractor or the bridge. No step cost.
+
+    ## Starting State
+
+    A puzzle drawn from the arguments below; the player on tile (0, 0) (``random_start=False``, as
+    in the paper) or on a random free tile.
+
+    ## Episode End
+
+    Terminated on the Gem (won) or on opening a distractor or the bridge (the Gem is then
+    unobtainable). Truncated after ``max_steps`` steps if given (the paper has no limit).
+
+    ## Information
+
+    ``info``: ``puzzle_type`` (a, b, c) of Section 6.2, ``solvable`` (the solver's answer: is the
+    Gem still obtainable?), ``is_success`` (the Gem was obtained on this step) and
+    ``solution_length``. The logic of the episode: :meth:`puzzle`, :meth:`opened`,
+    :meth:`held_keys`, :meth:`plan`, :meth:`proof_tree`.
+
+    ## Arguments
+
+    - ``mode``: ``"bridge"`` (default) or ``"standard"``.
+    - ``rows``, ``cols``: board size without the inventory column (7 x 9 bridge, 9 x 9 standard).
+    - ``min_solution_length``, ``max_solution_length``: the solution length, uniform (1..3
+      bridge, 1..5 standard).
+    - ``bridge_probability``: probability of a bridge (0.5 bridge; must be 0 in standard mode).
+    - ``min_distractors``, ``max_distractors``, ``distractor_length``: distractor branches
+      (standard mode: 0..4 branches of 1 box; must be 0 in bridge mode).
+    - ``num_colours``: size of the key palette (20).
+    - ``max_steps``: truncate after this many steps (``None``: no limit).
+    - ``random_start``: start on a random free tile instead of (0, 0) (``False``).
+    - ``render_mode``: ``None``, ``"rgb_array"`` (tiles of ``tile_size`` pixels, default 16) or
+      ``"ansi"``.
+
+    The BoxWorld arguments (all but ``render_mode`` and ``tile_size``) are those of
+    :class:`~.config.BoxWorldConfig`; an impossible combination raises a ``ValueError`` naming
+    the arguments.
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 8}
 
-    def __init__(self, mode: str = "bridge", rows: Optional[int] = None, cols: Optional[int] = None,
-                 min_solution_length: Optional[int] = None,
-                 max_solution_length: Optional[int] = None,
-                 bridge_probability: Optional[float] = None, min_distractors: Optional[int] = None,
-                 max_distractors: Optional[int] = None, distractor_length: Optional[int] = None,
-                 num_colours: int = 20, max_steps: Optional[int] = None,
-                 random_start: bool = False, render_mode: Optional[str] = None,
-                 tile_size: int = DEFAULT_TILE_SIZE):
-        self.config = BoxWorldConfig.create(
-            mode, rows, cols, min_solution_length, max_solution_length, bridge_probability,
-            min_distractors, max_distractors, distractor_length, num_colours, max_steps,
-            random_start)
-        self.render_mode = check_render_mode(render_mode)
-        upscale(np.zeros((1, 1, 3), np.uint8), tile_size)         # validates tile_size
-        self.tile_size = tile_size
+    def __init__(self, mode: str = "bridge", *, render_mode: Optional[str] = None,
+                 tile_size: int = DEFAULT_TILE_SIZE, **arguments):
+        self.config = BoxWorldConfig.create(mode, **arguments)
+        self.render_mode, self.tile_size = check_rendering(render_mode, tile_size)
         self.core = BoxWorldCore(1, self.config)
         self.observation_space = gym.spaces.Box(
             0, 255, (self.config.rows, self.config.cols + 1, 3), np.uint8)

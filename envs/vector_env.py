@@ -18,16 +18,18 @@ from gymnasium.vector.utils import batch_space
 from .config import BoxWorldConfig
 from .core import BoxWorldCore
 from .rendering import DEFAULT_TILE_SIZE, ansi, upscale
-from .single_env import RENDER_MODES, check_render_mode
+from .single_env import RENDER_MODES, check_rendering
 
 INFO_KEYS = ("puzzle_type", "solvable", "is_success", "solution_length")
 
 
 class BoxWorldVectorEnv(VectorEnv):
-    """``num_envs`` boards of (bridge) BoxWorld; the other arguments are those of ``BoxWorldEnv``.
+    """``num_envs`` boards of (bridge) BoxWorld stepped as one batch.
 
-    ``copy`` (default True): return a copy of the observation buffer; ``False`` returns the
-    persistent buffer itself, which the next step overwrites.
+    The other arguments are those of :class:`~.single_env.BoxWorldEnv`, and so are the spaces of
+    one board, the rewards and the episode ends. ``copy`` (default True): return a copy of the
+    observation buffer; ``False`` returns the persistent buffer itself, which the next step
+    overwrites.
     Info arrays: ``puzzle_type`` ``(n, 3)``, ``solvable``, ``is_success``, ``solution_length``
     ``(n,)``, each with its ``_key`` mask (all True).
     """
@@ -35,23 +37,13 @@ class BoxWorldVectorEnv(VectorEnv):
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 8,
                 "autoreset_mode": AutoresetMode.NEXT_STEP}
 
-    def __init__(self, num_envs: int = 1, mode: str = "bridge", rows: Optional[int] = None,
-                 cols: Optional[int] = None, min_solution_length: Optional[int] = None,
-                 max_solution_length: Optional[int] = None,
-                 bridge_probability: Optional[float] = None, min_distractors: Optional[int] = None,
-                 max_distractors: Optional[int] = None, distractor_length: Optional[int] = None,
-                 num_colours: int = 20, max_steps: Optional[int] = None,
-                 random_start: bool = False, render_mode: Optional[str] = None,
-                 tile_size: int = DEFAULT_TILE_SIZE, copy: bool = True):
-        self.config = BoxWorldConfig.create(
-            mode, rows, cols, min_solution_length, max_solution_length, bridge_probability,
-            min_distractors, max_distractors, distractor_length, num_colours, max_steps,
-            random_start)
+    def __init__(self, num_envs: int = 1, mode: str = "bridge", *,
+                 render_mode: Optional[str] = None, tile_size: int = DEFAULT_TILE_SIZE,
+                 copy: bool = True, **arguments):
+        self.config = BoxWorldConfig.create(mode, **arguments)
         self.core = BoxWorldCore(num_envs, self.config)
-        self.num_envs = self.core.n
-        self.render_mode = check_render_mode(render_mode)
-        upscale(np.zeros((1, 1, 3), np.uint8), tile_size)
-        self.tile_size = tile_size
+        self.num_envs = self.core.num_boards
+        self.render_mode, self.tile_size = check_rendering(render_mode, tile_size)
         self.copy = bool(copy)
         self.single_observation_space = gym.spaces.Box(
             0, 255, (self.config.rows, self.config.cols + 1, 3), np.uint8)

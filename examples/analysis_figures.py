@@ -18,15 +18,19 @@ from pathlib import Path
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from keras_simplicial.agents.attention import AttentionAgent, load_attention_agent  # noqa: E402
-from keras_simplicial.agents.attention_maps import save_episode_gif, save_figures  # noqa: E402
-from keras_simplicial.agents.episode import play_episode  # noqa: E402
-from keras_simplicial.agents.evaluate import summarise  # noqa: E402
-from keras_simplicial.agents.explain import (  # noqa: E402
-    explain_episode, format_explanation, format_probe_table, logic_probe)
-from keras_simplicial.agents.models import build_agent_model  # noqa: E402
-from keras_simplicial.agents.plots import plot_training_curves  # noqa: E402
-from keras_simplicial.agents.win_rate_figures import plot_per_type_win_rates  # noqa: E402
+from keras_simplicial.agents.analysis.attention_figures import (  # noqa: E402
+    save_episode_gif, save_figures)
+from keras_simplicial.agents.analysis.episode import play_episode  # noqa: E402
+from keras_simplicial.agents.analysis.evaluation import episode_outcomes, summarise  # noqa: E402
+from keras_simplicial.agents.analysis.explanations import (  # noqa: E402
+    explain_episode, format_explanation)
+from keras_simplicial.agents.analysis.logic_probe import format_probe_table, logic_probe  # noqa: E402
+from keras_simplicial.agents.analysis.training_curves import plot_training_curves  # noqa: E402
+from keras_simplicial.agents.analysis.win_rate_figures import plot_per_type_win_rates  # noqa: E402
+from keras_simplicial.agents.model.architecture import build_agent_model  # noqa: E402
+from keras_simplicial.agents.model.attention_agent import AttentionAgent  # noqa: E402
+from keras_simplicial.agents.training.checkpoints import load_attention_agent  # noqa: E402
+from keras_simplicial.agents.training.run_arguments import RunArguments  # noqa: E402
 
 FRESH_ENV = ("BridgeBoxWorld-v0", {"max_solution_length": 2, "max_steps": 40})
 
@@ -37,16 +41,13 @@ def fresh_agents(seed=0):
 
     keras.utils.set_random_seed(seed)
     return [(AttentionAgent(build_agent_model(kind, (7, 10, 3), 4), kind),
-             {"env": FRESH_ENV[0], "env_config": FRESH_ENV[1]}, None)
+             RunArguments(env=FRESH_ENV[0], agent=kind, env_config=FRESH_ENV[1]), None)
             for kind in ("relational", "simplicial")]
 
 
 def per_type_report(agent, env_id, env_config, episodes, seed):
-    """An evaluation report (as `keras-simplicial evaluate` writes) from single episodes."""
-    results = []
-    for k in range(episodes):
-        record = play_episode(agent, env_id, env_config, seed=seed + k, record_attention=False)
-        results.append((record.puzzle_type, record.won, record.length))
+    """An evaluation report (as `keras-simplicial evaluate` writes) of `episodes` episodes."""
+    results = episode_outcomes(agent.logits, env_id, env_config, episodes, seed=seed)
     return {"agent": agent.kind, **summarise(results)}
 
 
@@ -76,7 +77,7 @@ def main():
 
     reports = []
     for agent, arguments, _ in agents:
-        env_id, env_config = arguments["env"], arguments["env_config"]
+        env_id, env_config = arguments.env, arguments.env_config
         record = play_episode(agent, env_id, env_config, seed=args.seed)
         print(f"\n{agent.kind}: puzzle type {record.puzzle_type}, {record.length} steps, "
               f"{record.outcome()}")

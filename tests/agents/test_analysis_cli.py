@@ -9,7 +9,7 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from keras_simplicial.agents import cli  # noqa: E402
+import keras_simplicial_cli as cli  # noqa: E402
 
 QUICK = {"train_batch_size": 160, "min_time_s_per_iteration": 1}
 EASY_ENV = {"max_solution_length": 1, "max_steps": 60}
@@ -19,8 +19,9 @@ EASY_ENV = {"max_solution_length": 1, "max_steps": 60}
 def checkpoints(tmp_path_factory):
     import ray
 
-    from keras_simplicial.agents.run_directory import RunDirectory
-    from keras_simplicial.agents.train import WORKER_ENV_VARS, build_algorithm
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+    from keras_simplicial.agents.training.run_directory import RunDirectory
+    from keras_simplicial.agents.training.train import WORKER_ENV_VARS, build_algorithm
 
     root = tmp_path_factory.mktemp("checkpoints")
     # address="local": a private Ray even if another Ray cluster runs on this machine.
@@ -29,12 +30,12 @@ def checkpoints(tmp_path_factory):
     saved = {}
     try:
         for kind in ("relational", "simplicial"):
-            arguments = {"env": "BridgeBoxWorld-v0", "agent": kind, "env_config": EASY_ENV,
-                         "model_overrides": {"jit_compile": False},  # XLA: test_models, test_training
-                         "overrides": QUICK, "num_env_runners": 0,
-                         "num_envs_per_env_runner": 2, "seed": 0}
+            arguments = RunArguments(
+                env="BridgeBoxWorld-v0", agent=kind, env_config=EASY_ENV,
+                model_overrides={"jit_compile": False},  # XLA: test_models, test_training
+                overrides=QUICK, num_env_runners=0, num_envs_per_env_runner=2, seed=0)
             run = RunDirectory(root / kind).create()
-            run.write_run(arguments)
+            arguments.write(run.run_file)
             algorithm = build_algorithm(arguments)
             try:
                 saved[kind] = run.save_checkpoint(algorithm, 0)
@@ -46,12 +47,11 @@ def checkpoints(tmp_path_factory):
 
 
 def test_loaded_attention_agent_acts_like_the_rllib_policy(checkpoints):
-    from keras_simplicial.agents.attention import load_attention_agent
-    from keras_simplicial.agents.evaluate import load_policy
+    from keras_simplicial.agents.training.checkpoints import load_attention_agent, load_policy
 
     for kind, checkpoint in checkpoints.items():
         agent, arguments = load_attention_agent(checkpoint.parent.parent)
-        assert agent.kind == kind and arguments["env_config"] == EASY_ENV
+        assert agent.kind == kind and arguments.env_config == EASY_ENV
         observations = np.random.default_rng(0).integers(0, 256, (4, 7, 10, 3)).astype(np.uint8)
         _, _, fetches = load_policy(checkpoint).compute_actions(observations, explore=False)
         logits, _, attention = agent(observations)
@@ -129,7 +129,7 @@ def test_visualize_rejects_a_step_outside_the_episode(checkpoints, tmp_path, cap
 
 
 def test_evaluate_reports_win_rates_per_puzzle_type_with_intervals(checkpoints, tmp_path, capsys):
-    from keras_simplicial.agents.evaluate import summarise, wilson_interval
+    from keras_simplicial.agents.analysis.evaluation import summarise, wilson_interval
 
     output = tmp_path / "evaluation.json"
     code = cli.main(["evaluate", str(checkpoints["relational"]), "--episodes", "40",
@@ -157,7 +157,7 @@ def test_evaluate_reports_win_rates_per_puzzle_type_with_intervals(checkpoints, 
 
 
 def test_a_relative_run_directory_resolves_to_an_absolute_checkpoint(checkpoints, monkeypatch):
-    from keras_simplicial.agents.evaluate import load_policy, resolve_checkpoint
+    from keras_simplicial.agents.training.checkpoints import load_policy, resolve_checkpoint
 
     checkpoint = checkpoints["relational"]
     monkeypatch.chdir(checkpoint.parent.parent.parent)
@@ -178,7 +178,7 @@ def test_policy_map_prints_each_tile_and_draws_the_board(checkpoints, tmp_path, 
 
 
 def test_policy_map_tells_a_position_aware_policy_from_a_constant_one():
-    from keras_simplicial.agents.policy_map import policy_map
+    from keras_simplicial.agents.analysis.policy_map import policy_map
     from keras_simplicial.envs.palette import PLAYER_RGB
 
     def constant(observations):

@@ -13,13 +13,14 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from keras_simplicial.agents.attention import (  # noqa: E402
-    AttentionAgent, entity_grid_shape, entity_of_tile, tile_of_entity)
-from keras_simplicial.agents.attention_maps import (  # noqa: E402
+from keras_simplicial.agents.analysis.attention_figures import (  # noqa: E402
     plot_one_simplicial, plot_two_simplicial, plot_virtual_entities, save_episode_gif,
     save_figures, sharpen_attention, virtual_attention_on_board)
-from keras_simplicial.agents.episode import play_episode  # noqa: E402
-from keras_simplicial.agents.models import build_agent_model  # noqa: E402
+from keras_simplicial.agents.analysis.episode import play_episode  # noqa: E402
+from keras_simplicial.agents.model.architecture import build_agent_model  # noqa: E402
+from keras_simplicial.agents.model.attention_agent import AttentionAgent  # noqa: E402
+from keras_simplicial.agents.model.entities import (  # noqa: E402
+    entity_grid_shape, entity_of_tile, tile_of_entity)
 
 OBSERVATION_SHAPE = (7, 10, 3)
 ENV_CONFIG = {"max_steps": 12}
@@ -234,10 +235,11 @@ def test_saved_figures_and_gif(records, tmp_path):
 
 # -- training curves and per-type win rates --------------------------------------------------------
 def _fake_run(root, agent, fps, win_rates, step=1000):
-    from keras_simplicial.agents.run_directory import RunDirectory
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+    from keras_simplicial.agents.training.run_directory import RunDirectory
 
     run = RunDirectory(root).create()
-    run.write_run({"agent": agent, "env": "BridgeBoxWorld-v0", "env_config": {}})
+    RunArguments(env="BridgeBoxWorld-v0", agent=agent).write(run.run_file)
     lines = ["training_iteration,timesteps,frames_per_s,win_rate"]
     lines += [f"{i + 1},{(i + 1) * step},{fps if i else fps / 10},{rate}"
               for i, rate in enumerate(win_rates)]
@@ -246,7 +248,7 @@ def _fake_run(root, agent, fps, win_rates, step=1000):
 
 
 def test_training_curves_mean_std_per_run_panels_and_time_adjustment(tmp_path):
-    from keras_simplicial.agents.plots import plot_training_curves, time_adjustment, load_curve
+    from keras_simplicial.agents.analysis.training_curves import plot_training_curves, time_adjustment, load_curve
 
     runs = [_fake_run(tmp_path / "r1", "relational", 1900, [0.1, 0.3, 0.5, 0.7]),
             _fake_run(tmp_path / "r2", "relational", 1900, [0.3, 0.5, 0.7, 0.9]),
@@ -274,7 +276,7 @@ def test_training_curves_mean_std_per_run_panels_and_time_adjustment(tmp_path):
 
 
 def test_per_type_win_rates_mean_and_std_side_by_side(tmp_path):
-    from keras_simplicial.agents.win_rate_figures import (
+    from keras_simplicial.agents.analysis.win_rate_figures import (
         load_evaluations, parse_puzzle_type, plot_per_type_win_rates)
 
     def report(agent, rates):

@@ -8,10 +8,16 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from keras_simplicial.agents.episode import EpisodeRecord, make_env  # noqa: E402
-from keras_simplicial.agents.explain import (  # noqa: E402
-    NEVER_FACED, PROBE_ROWS, RULE_CANNOT, RULE_LOCATES, bridge_decision, explain_episode,
-    format_explanation, format_probe_table, logic_probe, rule_verdict, visible_axioms)
+import gymnasium as gym  # noqa: E402
+
+import keras_simplicial.envs  # noqa: E402,F401  (registers the ids)
+from keras_simplicial.agents.analysis.bridge_rule import (  # noqa: E402
+    NEVER_FACED, PROBE_ROWS, RULE_CANNOT, RULE_LOCATES, bridge_decision, rule_verdict,
+    visible_axioms)
+from keras_simplicial.agents.analysis.episode import EpisodeRecord  # noqa: E402
+from keras_simplicial.agents.analysis.explanations import (  # noqa: E402
+    explain_episode, format_explanation)
+from keras_simplicial.agents.analysis.logic_probe import format_probe_table, logic_probe  # noqa: E402
 
 # Seed 3 of BridgeBoxWorld-v0 is a (1, 1, 2) puzzle: Gem C6 (x) C2 |- G (slot 0), loose keys
 # |- C6 (slot 1) and |- C2 (slot 4), and the bridge C6 |- C2 (slot 7).
@@ -22,7 +28,7 @@ def scripted_record(slots, seed=SEED):
     """An EpisodeRecord of a player who walks to the boxes `slots` in order (oracle paths)."""
     from keras_simplicial.envs.oracle import path_to
 
-    env = make_env("BridgeBoxWorld-v0", {"max_steps": 200})
+    env = gym.make("BridgeBoxWorld-v0", max_steps=200)
     base = env.unwrapped
     observation, info = env.reset(seed=seed)
     puzzle = base.puzzle()
@@ -104,14 +110,14 @@ def test_no_decision_when_the_bridge_never_opens():
 
 
 def test_logic_probe_counts_every_bridge_episode_once():
-    from keras_simplicial.agents.attention import AttentionAgent
-    from keras_simplicial.agents.models import build_agent_model
+    from keras_simplicial.agents.model.attention_agent import AttentionAgent
+    from keras_simplicial.agents.model.architecture import build_agent_model
 
     agent = AttentionAgent(build_agent_model("relational", (7, 10, 3), 4), "relational")
     result = logic_probe(agent, env_config={"max_solution_length": 1, "max_steps": 40},
                          episodes=24, num_envs=8, seed=0)
     # Boards of seeds 0..23: the bridge episodes are known from the environment alone.
-    expected = sum(make_env("BridgeBoxWorld-v0", {"max_solution_length": 1}).reset(seed=s)[1]
+    expected = sum(gym.make("BridgeBoxWorld-v0", max_solution_length=1).reset(seed=s)[1]
                    ["puzzle_type"][1] > 0 for s in range(24))
     assert result.bridge_episodes == expected == sum(r["episodes"] for r in result.rows.values())
     for row in PROBE_ROWS:

@@ -9,9 +9,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import keras_simplicial.envs  # noqa: E402,F401
-from keras_simplicial.agents.config import impala_config  # noqa: E402
-from keras_simplicial.agents.rllib_vector_env import BoxWorldRLlibVectorEnv  # noqa: E402
-from keras_simplicial.agents.train import start_ray  # noqa: E402
+from keras_simplicial.agents.training.impala import impala_config  # noqa: E402
+from keras_simplicial.agents.training.rllib_envs import BoxWorldRLlibVectorEnv  # noqa: E402
+from keras_simplicial.agents.training.train import start_ray  # noqa: E402
 
 ENV_ID = "BoxWorld-v0"
 # Short episodes (a 12-step limit on a small board), so a fragment crosses episode ends.

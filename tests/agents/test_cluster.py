@@ -77,7 +77,7 @@ def two_node_cluster(tmp_path):
 
 def test_train_with_address_places_env_runners_on_both_nodes(two_node_cluster, tmp_path):
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "keras_simplicial.agents.cli", "train",
+    command = [sys.executable, "-m", "keras_simplicial_cli", "train",
                "--address", two_node_cluster, "--agent", "relational",
                "--num-env-runners", "2", "--num-envs-per-env-runner", "4",
                "--env-config", json.dumps({"max_solution_length": 1, "max_steps": 60}),

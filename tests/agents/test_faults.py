@@ -13,14 +13,14 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from keras_simplicial.agents.run_directory import RunDirectory  # noqa: E402
+from keras_simplicial.agents.training.run_directory import RunDirectory  # noqa: E402
 
 QUICK = {"train_batch_size": 160, "min_time_s_per_iteration": 1}
 EASY_ENV = {"max_solution_length": 1, "max_steps": 60}
 
 
 def cli(*args):
-    return [sys.executable, "-m", "keras_simplicial.agents.cli", *args]
+    return [sys.executable, "-m", "keras_simplicial_cli", *args]
 
 
 # XLA (the default) is tested in test_models and test_training; these tests are about faults, and
@@ -68,13 +68,14 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     # The restored algorithm has the checkpoint's counters and weights.
     import ray
 
-    from keras_simplicial.agents.evaluate import load_policy
-    from keras_simplicial.agents.train import build_algorithm, environment_steps, start_ray
+    from keras_simplicial.agents.training.checkpoints import load_policy
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+    from keras_simplicial.agents.training.train import build_algorithm, environment_steps, start_ray
 
     saved_weights = load_policy(checkpoint).get_weights()  # (re-registers the agent models)
     start_ray(num_env_runners=1)
     try:
-        algorithm = build_algorithm(run.read_run(), checkpoint)
+        algorithm = build_algorithm(RunArguments.read(run.run_file), checkpoint)
         try:
             assert algorithm.iteration == iteration
             assert environment_steps(algorithm) == steps_at_checkpoint
@@ -109,11 +110,12 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
 def test_a_killed_rollout_worker_is_replaced_and_training_goes_on():
     import ray
 
-    from keras_simplicial.agents.train import build_algorithm, environment_steps, start_ray
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+    from keras_simplicial.agents.training.train import build_algorithm, environment_steps, start_ray
 
-    arguments = {"env": "BridgeBoxWorld-v0", "agent": "relational", "env_config": EASY_ENV,
-                 "model_overrides": NO_XLA, "overrides": QUICK, "num_env_runners": 1,
-                 "num_envs_per_env_runner": 4, "seed": 0, "sampler": "batched"}
+    arguments = RunArguments(env="BridgeBoxWorld-v0", agent="relational", env_config=EASY_ENV,
+                             model_overrides=NO_XLA, overrides=QUICK, num_env_runners=1,
+                             num_envs_per_env_runner=4, seed=0, sampler="batched")
     start_ray(num_env_runners=1)
     try:
         algorithm = build_algorithm(arguments)

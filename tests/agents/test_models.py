@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from keras_simplicial.agents.models import (  # noqa: E402
+from keras_simplicial.agents.model.architecture import (  # noqa: E402
     PAPER_DEFAULTS, build_agent_model)
 from keras_simplicial import TwoSimplicialTransformerBlock  # noqa: E402
 
@@ -85,7 +85,7 @@ def test_overrides_and_bad_arguments():
 @pytest.mark.parametrize("jit_compile", [True, False])
 @pytest.mark.parametrize("kind", ["relational", "simplicial"])
 def test_tf_model_v2_exposes_the_variables_the_forward_pass_uses(kind, jit_compile):
-    from keras_simplicial.agents.rllib_model import (MODEL_NAMES, KerasAgentModel,
+    from keras_simplicial.agents.model.rllib_model import (MODEL_NAMES, KerasAgentModel,
                                                      register_agent_models)
     from ray.rllib.models import ModelCatalog
 

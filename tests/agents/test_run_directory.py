@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from keras_simplicial.agents.run_directory import RunDirectory
+from keras_simplicial.agents.training.run_directory import RunDirectory
 
 
 class FakeAlgorithm:

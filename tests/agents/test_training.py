@@ -8,9 +8,9 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from keras_simplicial.agents.config import (  # noqa: E402
+from keras_simplicial.agents.training.impala import (  # noqa: E402
     PAPER_IMPALA_HYPERPARAMETERS, impala_config)
-from keras_simplicial.agents.train import metrics_row, start_ray  # noqa: E402
+from keras_simplicial.agents.training.train import metrics_row, start_ray  # noqa: E402
 
 # Small batches so that an iteration takes a second or two on 2 cores.
 QUICK = {"train_batch_size": 160, "min_time_s_per_iteration": 1}

@@ -1,7 +1,10 @@
 """Invalid arguments raise ValueError naming the argument and the accepted values."""
 import pytest
 
-from keras_simplicial.envs import BoxWorldEnv, BoxWorldVectorEnv
+import gymnasium as gym
+
+from keras_simplicial.envs import (EPISODE_STEP_LIMIT, BoxWorldEnv, BoxWorldVectorEnv,
+                                   episode_step_limit, make_vector_env)
 
 CASES = [
     (dict(mode="tetris"), "mode must be one of"),
@@ -23,6 +26,7 @@ CASES = [
     (dict(rows=4, cols=9), "no place for the Gem box"),
     (dict(render_mode="human"), "render_mode must be None or one of"),
     (dict(tile_size=0), "tile_size must be an int >= 1"),
+    (dict(colours=5), r"unknown BoxWorld argument\(s\) \['colours'\]; accepted: .*'num_colours'"),
 ]
 
 
@@ -43,3 +47,23 @@ def test_valid_edge_cases_construct():
     vec = BoxWorldVectorEnv(2)
     with pytest.raises(ValueError, match="seed"):
         vec.reset(seed=[1, 2, 3])
+
+
+def test_single_and_vector_env_take_the_same_arguments():
+    arguments = dict(mode="standard", rows=5, cols=6, max_solution_length=2, max_distractors=1,
+                     num_colours=7, max_steps=9, random_start=True)
+    assert BoxWorldEnv(**arguments).config == BoxWorldVectorEnv(3, **arguments).config
+    easy = {"rows": 3, "cols": 6, "max_solution_length": 1, "max_distractors": 0}
+    assert gym.make("BoxWorld-v0", **easy).unwrapped.config == \
+        make_vector_env("BoxWorld-v0", 2, easy).config
+
+
+def test_make_vector_env_names_the_ids():
+    with pytest.raises(ValueError, match="env must be one of .*BridgeBoxWorld-v0"):
+        make_vector_env("CartPole-v1", 2)
+
+
+def test_episode_step_limit_prefers_the_caller_then_the_env():
+    assert episode_step_limit({"max_steps": 30}, max_steps=7) == 7
+    assert episode_step_limit({"max_steps": 30}) == 30
+    assert episode_step_limit({}) == episode_step_limit(None) == EPISODE_STEP_LIMIT == 500

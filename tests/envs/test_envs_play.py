@@ -3,6 +3,7 @@ import io
 import sys
 
 import gymnasium as gym
+import pytest
 
 from keras_simplicial.envs.play import main, parse_keys, play_keys
 
@@ -34,10 +35,10 @@ def test_play_keys_moves_the_player():
 
 def test_main_reads_keys_from_stdin(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("l l j q"))
-    assert main(["--seed", "1", "--env", "BoxWorld-v0", "--env-config",
-                 '{"max_solution_length": 2}']) == 0
+    assert main("BoxWorld-v0", seed=1, env_config={"max_solution_length": 2}) == 0
     assert "steps 3" in capsys.readouterr().out
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
-    assert main(["--env-config", "{not json"]) == 2
-    assert main(["--env-config", '{"rows": 1}']) == 2
-    assert main(["--env", "CartPole-v1"]) == 2
+    with pytest.raises(ValueError, match="rows must be an int >= 3"):
+        main(env_config={"rows": 1})
+    with pytest.raises(ValueError, match="--env must be one of"):
+        main("CartPole-v1")

@@ -36,8 +36,8 @@ from ray.rllib.evaluation.metrics import RolloutMetrics
 from ray.rllib.evaluation.rollout_worker import RolloutWorker
 from ray.rllib.policy.sample_batch import DEFAULT_POLICY_ID, SampleBatch
 
-from keras_simplicial.agents.callbacks import TYPE_METRIC_PREFIX, WIN_METRIC, puzzle_type_key
-from keras_simplicial.agents.rllib_vector_env import BoxWorldRLlibVectorEnv
+from keras_simplicial.agents.training.metrics import TYPE_METRIC_PREFIX, WIN_METRIC, puzzle_type_key
+from keras_simplicial.agents.training.rllib_envs import BoxWorldRLlibVectorEnv
 
 # Seeds of board i of env runner w: RLlib's per-env rule (`worker * 1000 + vector_index + seed`),
 # so that both paths start from the same puzzles.
@@ -93,7 +93,7 @@ class BatchedEnvRunner(RolloutWorker):
 
     # -- one rollout fragment of every board --------------------------------------------------
     def _sample_fragment(self):
-        core, horizon, boards = self.core, int(self.config.rollout_fragment_length), self.core.n
+        core, horizon, boards = self.core, int(self.config.rollout_fragment_length), self.core.num_boards
         obs_shape = core.obs.shape[1:]
         obs = np.empty((horizon, boards) + obs_shape, np.uint8)
         new_obs = np.empty_like(obs)

@@ -7,6 +7,8 @@ iteration, at most every `min_interval_s` seconds.
 import sys
 import time
 
+PROGRESS_MODES = ("auto", "rich", "plain", "none")
+
 
 def _format_duration(seconds):
     if seconds is None or seconds != seconds or seconds == float("inf"):
@@ -94,8 +96,8 @@ class RichProgress:
 
 def make_progress(mode, total, title, stop_seconds=None):
     """`mode`: "auto" (rich on a terminal), "rich", "plain" or "none"."""
-    if mode not in ("auto", "rich", "plain", "none"):
-        raise ValueError(f"progress must be one of 'auto', 'rich', 'plain', 'none', got {mode!r}.")
+    if mode not in PROGRESS_MODES:
+        raise ValueError(f"progress must be one of {PROGRESS_MODES}, got {mode!r}.")
     if mode == "auto":
         mode = "rich" if sys.stdout.isatty() else "plain"
     if mode == "rich":

@@ -1,7 +1,8 @@
 """What a training run leaves on disk, and how it is written so that nothing is lost.
 
     OUT/
-      run.json              the run's arguments (read back by --resume, evaluate, plot)
+      run.json              the run's arguments (`RunArguments`: read back by --resume, evaluate,
+                            plot and the analysis commands)
       metrics.csv           one row per training iteration
       events/               TensorBoard event files
       checkpoints/
@@ -58,15 +59,6 @@ class RunDirectory:
         for directory in (self.root, self.events_dir, self.checkpoints_dir, self.plots_dir):
             directory.mkdir(parents=True, exist_ok=True)
         return self
-
-    # -- run arguments ---------------------------------------------------------------------
-    def write_run(self, arguments):
-        atomic_write_text(self.run_file, json.dumps(arguments, indent=2, sort_keys=True) + "\n")
-
-    def read_run(self):
-        if not self.run_file.is_file():
-            raise FileNotFoundError(f"{self.root} is not a training run: {self.run_file} is missing.")
-        return json.loads(self.run_file.read_text(encoding="utf-8"))
 
     # -- checkpoints -----------------------------------------------------------------------
     def save_checkpoint(self, algorithm, iteration, keep=3, win_rate=None):

@@ -15,10 +15,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from keras_simplicial.envs.core import ACTION_DELTAS  # noqa: E402
+from keras_simplicial.envs.core import ACTION_DELTAS, ACTION_NAMES  # noqa: E402
 from keras_simplicial.envs.palette import FLOOR_RGB, PLAYER_RGB  # noqa: E402
-
-ACTION_NAMES = ("left", "up", "right", "down")
 
 
 @dataclasses.dataclass

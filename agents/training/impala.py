@@ -1,4 +1,5 @@
-"""One function that sets up IMPALA the way the paper trained its agents (Table 1).
+"""IMPALA set up the way the paper trained its agents: Table 1's hyperparameters, the presets of
+`keras-simplicial train --preset`, and `impala_config`, which puts them together.
 
     config = impala_config("BridgeBoxWorld-v0", "simplicial")
     algo = config.build_algo()
@@ -12,24 +13,16 @@ import queue
 
 from ray.rllib.algorithms.impala import IMPALA, IMPALAConfig
 from ray.rllib.policy.sample_batch import MultiAgentBatch
-from ray.tune.registry import register_env
 
-from keras_simplicial.agents.callbacks import WinRateCallbacks
-from keras_simplicial.agents.models import AGENT_KINDS, agent_hyperparameters
-from keras_simplicial.agents.rllib_model import (MODEL_NAMES, register_agent_models,
-                                                 split_model_config)
-
-ENV_IDS = ("BridgeBoxWorld-v0", "BoxWorld-v0")
-
-# How env runners sample: "batched" steps all of a runner's boards as one batch
-# (`BatchedEnvRunner`); "rllib" is RLlib's own sampler over one gymnasium env per board.
-SAMPLERS = ("batched", "rllib")
-DEFAULT_SAMPLER = "batched"
-# On a few cores the fastest layout is no remote env runner: the driver samples its boards as one
-# batch while IMPALA's learner thread trains beside it, in one process and one TensorFlow thread
-# pool (docs/benchmarks.md, "Training throughput"). A cluster run asks for N runners instead.
-DEFAULT_NUM_ENV_RUNNERS = 0
-DEFAULT_NUM_ENVS_PER_ENV_RUNNER = 64
+from keras_simplicial.agents.model.architecture import AGENT_KINDS, agent_hyperparameters
+from keras_simplicial.agents.model.rllib_model import (MODEL_NAMES, register_agent_models,
+                                                       split_model_config)
+from keras_simplicial.agents.training.metrics import WinRateCallbacks
+from keras_simplicial.agents.training.rllib_envs import register_envs
+from keras_simplicial.agents.training.run_arguments import (DEFAULT_NUM_ENV_RUNNERS,
+                                                            DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
+                                                            DEFAULT_SAMPLER, SAMPLERS)
+from keras_simplicial.envs import ENV_IDS
 
 # Table 1, plus what the original code set and the paper does not print (design.md, section 5).
 # RLlib's tf2 RMSprop (tf.keras) updates x <- x - lr * g / sqrt(r + eps) with
@@ -114,7 +107,7 @@ class ResilientIMPALA(IMPALA):
     def get_default_policy_class(cls, config):
         """IMPALA's TF2 policy that also reports gradient norms per model part (tf2 only)."""
         if config.framework_str == "tf2":
-            from keras_simplicial.agents.diagnostics import DiagnosticImpalaTF2Policy
+            from keras_simplicial.agents.training.diagnostics import DiagnosticImpalaTF2Policy
 
             return DiagnosticImpalaTF2Policy
         return super().get_default_policy_class(config)
@@ -152,39 +145,6 @@ PRESETS = {
     },
     "paper": {"env": "BridgeBoxWorld-v0", "env_config": {}, "overrides": {}},
 }
-
-
-def make_env(env_config):
-    """RLlib env creator: a gymnasium env of `keras_simplicial.envs` built from `env_config`.
-
-    `env_config["env_id"]` names the registered id; every other key is a constructor argument.
-    """
-    import gymnasium
-
-    import keras_simplicial.envs  # noqa: F401  (registers the ids in this worker process)
-
-    kwargs = dict(env_config)
-    env_id = kwargs.pop("env_id")
-    return gymnasium.make(env_id, **kwargs)
-
-
-def register_envs():
-    """Makes every id of `ENV_IDS` known to RLlib (the creator runs inside each env runner)."""
-    for env_id in ENV_IDS:
-        register_env(env_id, lambda env_config, env_id=env_id: make_env(
-            {**dict(env_config), "env_id": env_id}))
-
-
-def validate_env_config(env_id, env_config):
-    """Builds the env once in this process so that bad arguments fail here, with their message."""
-    import gymnasium
-
-    import keras_simplicial.envs  # noqa: F401
-
-    if env_id not in ENV_IDS:
-        raise ValueError(f"env must be one of {ENV_IDS}, got {env_id!r}.")
-    env = gymnasium.make(env_id, **dict(env_config or {}))
-    env.close()
 
 
 def apply_overrides(config, overrides):
@@ -266,7 +226,7 @@ def impala_config(env="BridgeBoxWorld-v0", agent="simplicial", *, env_config=Non
         .debugging(seed=seed, log_level="ERROR")
     )
     if sampler == "batched":
-        from keras_simplicial.agents.batched_env_runner import BatchedEnvRunner
+        from keras_simplicial.agents.training.batched_env_runner import BatchedEnvRunner
 
         config.env_runners(env_runner_cls=BatchedEnvRunner)
     if overrides:

@@ -15,7 +15,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from keras_simplicial.agents.run_directory import RunDirectory  # noqa: E402
+from keras_simplicial.agents.training.run_arguments import RunArguments  # noqa: E402
+from keras_simplicial.agents.training.run_directory import RunDirectory  # noqa: E402
 
 AGENT_COLOURS = {"relational": "tab:blue", "simplicial": "tab:red"}
 
@@ -27,7 +28,7 @@ def load_curve(run_dir):
     slow first iterations while the workers warm up), 0.0 when none was measured.
     """
     run = RunDirectory(run_dir)
-    arguments = run.read_run()
+    agent = RunArguments.read(run.run_file).agent
     steps, wins, fps = [], [], []
     for row in run.read_metrics():
         fps.append(float(row.get("frames_per_s") or 0.0))
@@ -35,7 +36,7 @@ def load_curve(run_dir):
             steps.append(int(row["timesteps"]))
             wins.append(float(row["win_rate"]))
     measured = [f for f in fps if f > 0]
-    return (arguments["agent"], np.array(steps), np.array(wins),
+    return (agent, np.array(steps), np.array(wins),
             float(np.median(measured)) if measured else 0.0)
 
 

@@ -20,7 +20,7 @@ import tensorflow as tf  # noqa: E402  (after the environment variable)
 from ray.rllib.models import ModelCatalog  # noqa: E402
 from ray.rllib.models.tf.tf_modelv2 import TFModelV2  # noqa: E402
 
-from keras_simplicial.agents.models import AGENT_KINDS, build_agent_model  # noqa: E402
+from keras_simplicial.agents.model.architecture import AGENT_KINDS, build_agent_model  # noqa: E402
 
 MODEL_NAMES = {kind: f"{kind}_agent" for kind in AGENT_KINDS}
 

@@ -14,9 +14,9 @@ import dataclasses
 
 import numpy as np
 
-ACTION_NAMES = ("left", "up", "right", "down")
+from keras_simplicial.agents.analysis.rollout import play_episodes
+
 ACTION_ARROWS = ("←", "↑", "→", "↓")
-DEFAULT_MAX_STEPS = 500
 
 
 @dataclasses.dataclass
@@ -67,28 +67,6 @@ class EpisodeRecord:
         return "step limit" if self.truncated else "not finished"
 
 
-def make_env(env_id, env_config, render_mode=None):
-    """A single (bridge) BoxWorld environment of `env_id` with `env_config`."""
-    import gymnasium
-
-    import keras_simplicial.envs  # noqa: F401  (registers the ids)
-
-    return gymnasium.make(env_id, render_mode=render_mode, **dict(env_config or {}))
-
-
-def choose_actions(logits, greedy, rng):
-    """Greedy (argmax) or sampled actions for logits [B, A]; also the probabilities."""
-    logits = np.asarray(logits, dtype=np.float64)
-    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    probabilities = shifted / shifted.sum(axis=-1, keepdims=True)
-    if greedy:
-        return probabilities.argmax(axis=-1), probabilities
-    cumulative = probabilities.cumsum(axis=-1)
-    draws = rng.random((len(logits), 1))
-    actions = np.minimum((draws > cumulative).sum(axis=-1), logits.shape[-1] - 1)
-    return actions, probabilities
-
-
 def play_episode(agent, env_id="BridgeBoxWorld-v0", env_config=None, seed=0, greedy=False,
                  max_steps=None, record_attention=True):
     """Plays one episode with `agent` (an `AttentionAgent`) and records it.
@@ -101,39 +79,32 @@ def play_episode(agent, env_id="BridgeBoxWorld-v0", env_config=None, seed=0, gre
             an agent that never finishes would otherwise play forever).
         record_attention: keep the attention of every decision (False saves memory and time).
     """
-    config = dict(env_config or {})
-    limit = int(max_steps or config.get("max_steps") or DEFAULT_MAX_STEPS)
-    config["max_steps"] = limit
-    env = make_env(env_id, config)
-    base = env.unwrapped
-    rng = np.random.default_rng(seed)
-    observation, info = env.reset(seed=int(seed))
-    puzzle = base.puzzle()
-    observations, actions, rewards, probabilities, values, attention = [observation], [], [], [], \
-        [], []
-    held, opened = [base.held_keys()], [tuple(base.opened())]
-    terminated = truncated = False
-    while not (terminated or truncated):
+    observations, actions, rewards, probabilities, values, attention = [], [], [], [], [], []
+    held, opened = [()], [()]                 # nothing is held or opened when an episode starts
+    policy = agent if record_attention else agent.logits
+    for step in play_episodes(policy, env_id, env_config, episodes=1, num_envs=1, seed=seed,
+                              greedy=greedy, max_steps=max_steps):
+        core = step.core
         if record_attention:
-            logits, value, scores = agent(observation[None])
+            _, value, scores = step.outputs
             attention.append(scores.at(0))
+            values.append(float(value[0]))
         else:
-            logits, value = agent.logits(observation[None]), np.array([np.nan])
-        action, policy = choose_actions(logits, greedy, rng)
-        observation, reward, terminated, truncated, info = env.step(int(action[0]))
-        observations.append(observation)
-        actions.append(int(action[0]))
-        rewards.append(float(reward))
-        probabilities.append(policy[0])
-        values.append(float(value[0]))
-        held.append(base.held_keys())
-        opened.append(tuple(base.opened()))
-    record = EpisodeRecord(
-        kind=agent.kind, env_id=env_id, env_config=config, seed=int(seed), greedy=bool(greedy),
-        puzzle=puzzle, observations=np.stack(observations), actions=np.array(actions),
+            values.append(float("nan"))
+        observations.append(step.observations[0])
+        actions.append(int(step.actions[0]))
+        rewards.append(float(step.rewards[0]))
+        probabilities.append(step.probabilities[0])
+        held.append(core.held_keys(0))
+        opened.append(tuple(core.opened_sequence(0)))
+    observations.append(core.obs[0].copy())
+    opened_steps = [(slot, int(core.open_step[0, slot])) for slot in core.opened_sequence(0)]
+    return EpisodeRecord(
+        kind=agent.kind, env_id=env_id, env_config={**dict(env_config or {}),
+                                                    "max_steps": int(core.config.max_steps)},
+        seed=int(seed), greedy=bool(greedy), puzzle=core.puzzle(0),
+        observations=np.stack(observations), actions=np.array(actions),
         rewards=np.array(rewards), probabilities=np.stack(probabilities),
         values=np.array(values), attention=attention, held=held, opened=opened,
-        opened_steps=base.opened_steps(), won=bool(info["is_success"]),
-        truncated=bool(truncated and not terminated))
-    env.close()
-    return record
+        opened_steps=opened_steps, won=bool(core.is_success[0]),
+        truncated=bool(step.truncated[0] and not step.terminated[0]))

@@ -24,8 +24,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib import cm, colors, patches  # noqa: E402
 
-from keras_simplicial.agents.attention import entity_of_tile, tile_of_entity  # noqa: E402
-from keras_simplicial.agents.episode import ACTION_ARROWS, ACTION_NAMES  # noqa: E402
+from keras_simplicial.agents.analysis.episode import ACTION_ARROWS  # noqa: E402
+from keras_simplicial.agents.model.entities import entity_of_tile, tile_of_entity  # noqa: E402
+from keras_simplicial.envs.core import ACTION_NAMES  # noqa: E402
 
 HEATMAP = "viridis"
 

@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from keras_simplicial.agents.plots import AGENT_COLOURS  # noqa: E402
+from keras_simplicial.agents.analysis.training_curves import AGENT_COLOURS  # noqa: E402
 
 
 def parse_puzzle_type(text):

@@ -81,13 +81,13 @@ class AttentionHealth:
     """
 
     def __init__(self, model, kind, model_overrides, env_id, env_config, num_boards=64, seed=0):
-        from keras_simplicial.agents.attention import AttentionAgent
-        from keras_simplicial.agents.rllib_model import split_model_config
-        from keras_simplicial.agents.rllib_vector_env import make_boxworld_vector_env
+        from keras_simplicial.agents.model.attention_agent import AttentionAgent
+        from keras_simplicial.agents.model.rllib_model import split_model_config
+        from keras_simplicial.envs import make_vector_env
 
         architecture, _ = split_model_config(model_overrides)
         self.agent = AttentionAgent(model, kind, architecture)
-        env = make_boxworld_vector_env(env_id, num_boards, env_config)
+        env = make_vector_env(env_id, num_boards, env_config, copy=False)
         env.reset(seed=seed)
         self.observations = env.core.obs.copy()
 

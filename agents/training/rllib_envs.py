@@ -1,26 +1,45 @@
-"""The batched BoxWorld core as an RLlib `VectorEnv` (old API stack): one call steps every board.
+"""BoxWorld for RLlib: the env ids registered with RLlib's env creator, and the batched core as an
+RLlib `VectorEnv` (old API stack).
 
-RLlib's default path builds `num_envs_per_env_runner` separate gymnasium envs and steps them one
-by one in Python; this `VectorEnv` holds all of a runner's boards in one `BoxWorldVectorEnv`
-(one numpy core). RLlib's own sampler can drive it (it resets finished boards with `reset_at`),
-and `BatchedEnvRunner` (`batched_env_runner.py`) steps its core directly.
+RLlib's default path builds `num_envs_per_env_runner` separate gymnasium envs (`make_env`, what
+`register_envs` registers) and steps them one by one in Python; `BoxWorldRLlibVectorEnv` holds all
+of a runner's boards in one `BoxWorldVectorEnv` (one numpy core). RLlib's own sampler can drive
+it (it resets finished boards with `reset_at`), and `BatchedEnvRunner` (`batched_env_runner.py`)
+steps its core directly.
 """
 
 import gymnasium
 import numpy as np
 from gymnasium.utils import seeding
 from ray.rllib.env.vector_env import VectorEnv
+from ray.tune.registry import register_env
 
-import keras_simplicial.envs  # noqa: F401  (registers the env ids)
-from keras_simplicial.envs import BoxWorldVectorEnv
+from keras_simplicial.envs import ENV_IDS, make_vector_env
 
 
-def make_boxworld_vector_env(env_id, num_envs, env_config=None):
-    """A `BoxWorldVectorEnv` of `num_envs` boards of the registered `env_id`."""
-    if env_id not in keras_simplicial.envs.ENV_IDS:
-        raise ValueError(f"env must be one of {keras_simplicial.envs.ENV_IDS}, got {env_id!r}.")
-    kwargs = {**gymnasium.spec(env_id).kwargs, **dict(env_config or {})}
-    return BoxWorldVectorEnv(int(num_envs), copy=False, **kwargs)
+def make_env(env_config):
+    """RLlib env creator: a gymnasium env of `keras_simplicial.envs` built from `env_config`.
+
+    `env_config["env_id"]` names the registered id; every other key is a constructor argument.
+    """
+    kwargs = dict(env_config)
+    env_id = kwargs.pop("env_id")
+    return gymnasium.make(env_id, **kwargs)
+
+
+def register_envs():
+    """Makes every id of `ENV_IDS` known to RLlib (the creator runs inside each env runner)."""
+    for env_id in ENV_IDS:
+        register_env(env_id, lambda env_config, env_id=env_id: make_env(
+            {**dict(env_config), "env_id": env_id}))
+
+
+def validate_env_config(env_id, env_config):
+    """Builds the env once in this process so that bad arguments fail here, with their message."""
+    if env_id not in ENV_IDS:
+        raise ValueError(f"env must be one of {ENV_IDS}, got {env_id!r}.")
+    env = gymnasium.make(env_id, **dict(env_config or {}))
+    env.close()
 
 
 class BoxWorldRLlibVectorEnv(VectorEnv):
@@ -32,10 +51,10 @@ class BoxWorldRLlibVectorEnv(VectorEnv):
     """
 
     def __init__(self, env_id, num_envs, env_config=None):
-        self.vector_env = make_boxworld_vector_env(env_id, num_envs, env_config)
+        self.vector_env = make_vector_env(env_id, num_envs, env_config, copy=False)
         self.core = self.vector_env.core
         super().__init__(self.vector_env.single_observation_space,
-                         self.vector_env.single_action_space, self.core.n)
+                         self.vector_env.single_action_space, self.core.num_boards)
 
     def vector_reset(self, *, seeds=None, options=None):
         seeds = [None] * self.num_envs if seeds is None else list(seeds)

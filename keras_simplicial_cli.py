@@ -13,21 +13,34 @@
 `train` mirrors the old `rllib train` command (RLlib 2.60 no longer ships one). Bad input ends the
 program with exit status 2 and one line naming the problem, not a traceback (set
 KERAS_SIMPLICIAL_DEBUG=1 to see the traceback).
+
+This module holds the commands' arguments; what each command does is in
+`keras_simplicial.agents.commands`. It lives outside the `keras_simplicial` package, whose import
+loads Keras and TensorFlow (seconds), so that `--help` and argument errors answer at once: only the
+command that runs imports what it needs. TensorFlow's C++ log lines are kept quiet unless
+`--verbose`.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from pathlib import Path
 
+# argparse needs these before anything heavy is imported, so they repeat facts whose home is in
+# the package (tests/agents/test_cli.py checks that they match): the ids of keras_simplicial.envs
+# (ENV_IDS), the agents (AGENT_KINDS), the presets (PRESETS), the samplers and the run defaults
+# (run_arguments.py), the progress displays (progress.py) and the sequent styles (envs.logic).
 RUN_CHOICES = ("IMPALA",)
 ENV_CHOICES = ("BridgeBoxWorld-v0", "BoxWorld-v0")
 AGENT_CHOICES = ("relational", "simplicial")
-
-
-class UsageError(Exception):
-    """A problem with the user's input: printed as one line, exit status 2."""
+PRESET_CHOICES = ("paper", "easy")
+SAMPLER_CHOICES = ("batched", "rllib")
+DEFAULT_SAMPLER = "batched"
+DEFAULT_NUM_ENV_RUNNERS = 0
+DEFAULT_NUM_ENVS_PER_ENV_RUNNER = 64
+PROGRESS_CHOICES = ("auto", "rich", "plain", "none")
+STYLE_CHOICES = ("unicode", "ascii", "latex")
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -88,7 +101,7 @@ def build_parser():
     train = commands.add_parser("train", help="train an agent with IMPALA on Ray RLlib")
     train.add_argument("--run", default="IMPALA", choices=RUN_CHOICES,
                        help="the RLlib algorithm (default: IMPALA, as in the paper)")
-    train.add_argument("--preset", default="paper", choices=("paper", "easy"),
+    train.add_argument("--preset", default="paper", choices=PRESET_CHOICES,
                        help="starting point: 'paper' (bridge BoxWorld, Table 1) or 'easy' "
                             "(BoxWorld on a 3 x 6 board, one key and the Gem, 30 steps, smaller "
                             "batches; what `make train` runs); --env-config and --config add to it")
@@ -106,13 +119,15 @@ def build_parser():
                        help="environment steps to train for (default: the paper's 5.5e9)")
     train.add_argument("--stop-seconds", type=float, default=None,
                        help="also stop after this much wall-clock time")
-    train.add_argument("--num-env-runners", type=_non_negative_int, default=0,
+    train.add_argument("--num-env-runners", type=_non_negative_int,
+                       default=DEFAULT_NUM_ENV_RUNNERS,
                        help="rollout worker processes (default: 0, the driver samples beside "
                             "the learner thread: fastest on a few cores; on a cluster, one per "
                             "CPU)")
-    train.add_argument("--num-envs-per-env-runner", type=_positive_int, default=64,
+    train.add_argument("--num-envs-per-env-runner", type=_positive_int,
+                       default=DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
                        help="boards each runner steps as one batch (default: 64)")
-    train.add_argument("--sampler", default="batched", choices=("batched", "rllib"),
+    train.add_argument("--sampler", default=DEFAULT_SAMPLER, choices=SAMPLER_CHOICES,
                        help="'batched' (default): each env runner steps its boards as one batch; "
                             "'rllib': RLlib's per-env sampler (slower on small boards, runs every "
                             "RLlib episode callback)")
@@ -127,7 +142,7 @@ def build_parser():
                        help="iterations between checkpoints (default: 10)")
     train.add_argument("--evaluate", type=_non_negative_int, default=0, metavar="EPISODES",
                        help="after training, evaluate the final checkpoint on this many episodes")
-    train.add_argument("--progress", default="auto", choices=("auto", "rich", "plain", "none"))
+    train.add_argument("--progress", default="auto", choices=PROGRESS_CHOICES)
 
     evaluate = commands.add_parser("evaluate", help="win rates per puzzle type of a checkpoint")
     evaluate.add_argument("checkpoint", help="a checkpoint directory or a run directory")
@@ -137,7 +152,9 @@ def build_parser():
     evaluate.add_argument("--env-config", type=_json_object("--env-config"), default=None)
     evaluate.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--num-envs", type=_positive_int, default=32)
-    evaluate.add_argument("--max-episode-steps", type=_positive_int, default=500)
+    evaluate.add_argument("--max-episode-steps", type=_positive_int, default=None,
+                          help="the step limit of an episode (default: the run's max_steps, "
+                               "else 500)")
     evaluate.add_argument("--greedy", action="store_true", help="take the most likely action")
     evaluate.add_argument("--output", default=None,
                           help="JSON report path (default: <run>/evaluation.json)")
@@ -173,7 +190,7 @@ def build_parser():
                         "source/sink rule (Remark B.1) versus what the agent did")
     explain.add_argument("checkpoint", help="a checkpoint directory or a run directory")
     explain.add_argument("--seed", type=int, default=0, help="the episode's board (default 0)")
-    explain.add_argument("--style", default="unicode", choices=("unicode", "ascii", "latex"),
+    explain.add_argument("--style", default="unicode", choices=STYLE_CHOICES,
                          help="notation of the sequents; latex also prints a bussproofs tree")
     _add_episode_arguments(explain)
 
@@ -208,9 +225,19 @@ def build_parser():
                         help="JSON object of environment arguments (default: the run's)")
     policy.add_argument("--out", default="policy_map.png", help="PNG, PDF or SVG path")
 
-    play = commands.add_parser("play", help="play an episode yourself in the terminal",
-                               add_help=False)
-    play.add_argument("play_args", nargs=argparse.REMAINDER)
+    play = commands.add_parser(
+        "play", help="play (bridge) BoxWorld yourself in the terminal",
+        description="Arrow keys or h/j/k/l move, ? takes a step of the shortest plan, r draws a "
+                    "new puzzle, q quits. Without a terminal, keys are read from stdin, e.g. "
+                    "echo 'l l j q' | keras-simplicial play")
+    play.add_argument("--env", default="BridgeBoxWorld-v0", choices=ENV_CHOICES)
+    play.add_argument("--seed", type=int, default=None, help="seed of the first puzzle")
+    play.add_argument("--env-config", type=_json_object("--env-config"), default={},
+                      help="JSON object of environment arguments, e.g. "
+                           "'{\"max_solution_length\": 2}'")
+    for command in commands.choices.values():
+        command.add_argument("--verbose", action="store_true",
+                             help="show TensorFlow's log lines")
     return parser
 
 
@@ -224,179 +251,13 @@ def _add_episode_arguments(parser):
                         help="JSON object of environment arguments (default: the run's)")
 
 
-def _load_agent(args):
-    from keras_simplicial.agents.attention import load_attention_agent
-
-    agent, arguments = load_attention_agent(args.checkpoint)
-    env_config = arguments["env_config"] if args.env_config is None else args.env_config
-    return agent, arguments["env"], env_config
-
-
-def _default_out(agent, env):
-    import time
-
-    return f"runs/{agent}-{env.split('-')[0].lower()}-{time.strftime('%Y%m%d-%H%M%S')}"
-
-
-def command_train(args):
-    from keras_simplicial.agents.config import PRESETS
-    from keras_simplicial.agents.train import train
-
-    preset = PRESETS[args.preset]
-    env = args.env or preset["env"]
-    env_config = {**preset["env_config"], **args.env_config}
-    overrides = {**preset["overrides"], **args.config}
-    out = args.out or _default_out(args.agent, env)
-    if args.resume and not args.out:
-        raise UsageError("--resume needs --out, the run directory to continue.")
-    summary = train(
-        env=env, agent=args.agent, out=out, stop_timesteps=args.stop_timesteps,
-        env_config=env_config, model_overrides=args.model_config, overrides=overrides,
-        num_env_runners=args.num_env_runners,
-        num_envs_per_env_runner=args.num_envs_per_env_runner, seed=args.seed,
-        resume=args.resume, address=args.address, checkpoint_every=args.checkpoint_every,
-        stop_seconds=args.stop_seconds, progress=args.progress, sampler=args.sampler,
-    )
-    state = "interrupted" if summary.interrupted else "finished"
-    print(f"\nTraining {state} after {summary.timesteps:,} steps ({summary.iterations} iterations).")
-    print(f"  checkpoint:   {summary.checkpoint}")
-    if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
-        print(f"  best:         {summary.best_checkpoint} (win rate {summary.best_win_rate:.2f} "
-              "while training)")
-    print(f"  metrics:      {summary.metrics_csv}")
-    print(f"  TensorBoard:  tensorboard --logdir {summary.tensorboard_dir}")
-    print(f"  plot:         {summary.plot}")
-    print(f"  resume with:  keras-simplicial train --resume --out {summary.run_dir}")
-    if args.evaluate and not summary.interrupted:
-        from keras_simplicial.agents.evaluate import evaluate_checkpoint, format_report
-
-        print(f"\nEvaluating the last checkpoint on {args.evaluate} episodes ...")
-        report = evaluate_checkpoint(summary.checkpoint, episodes=args.evaluate)
-        print(format_report(report))
-        print(f"  evaluation:   {report['output']}")
-        if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
-            best_output = Path(summary.run_dir) / "evaluation_best.json"
-            print(f"\nEvaluating the best checkpoint on {args.evaluate} episodes ...")
-            report = evaluate_checkpoint(summary.best_checkpoint, episodes=args.evaluate,
-                                         output=best_output)
-            print(format_report(report))
-            print(f"  evaluation:   {report['output']}")
-    return 0
-
-
-def command_evaluate(args):
-    from keras_simplicial.agents.evaluate import evaluate_checkpoint, format_report
-
-    report = evaluate_checkpoint(args.checkpoint, episodes=args.episodes, env_id=args.env,
-                                 env_config=args.env_config, seed=args.seed,
-                                 num_envs=args.num_envs, max_episode_steps=args.max_episode_steps,
-                                 explore=not args.greedy, output=args.output)
-    print(format_report(report))
-    if "output" in report:
-        print(f"Saved {report['output']}")
-    return 0
-
-
-def command_plot(args):
-    from keras_simplicial.agents.plots import plot_training_curves
-
-    plot_training_curves(args.run_dirs, args.out, per_run_panels=args.per_run,
-                         time_adjusted=args.time_adjusted)
-    print(f"Saved {args.out}")
-    return 0
-
-
-def command_visualize(args):
-    from keras_simplicial.agents.attention_maps import save_episode_gif, save_figures
-    from keras_simplicial.agents.episode import play_episode
-
-    agent, env_id, env_config = _load_agent(args)
-    record = play_episode(agent, env_id, env_config, seed=args.seed, greedy=args.greedy,
-                          max_steps=args.max_steps)
-    print(f"{agent.kind} agent, seed {args.seed}: puzzle type {record.puzzle_type}, "
-          f"{record.length} steps, {record.outcome()}")
-    for path in save_figures(record, args.out, step=args.step, formats=args.formats,
-                             sharpen=args.sharpen):
-        print(f"Saved {path}")
-    if args.gif:
-        from pathlib import Path
-
-        path = Path(args.out) / f"seed{args.seed}_episode.gif"
-        frames = save_episode_gif(record, path, fps=args.fps, sharpen=args.sharpen)
-        print(f"Saved {path} ({frames} frames)")
-    return 0
-
-
-def command_explain(args):
-    from keras_simplicial.agents.episode import play_episode
-    from keras_simplicial.agents.explain import explain_episode, format_explanation
-
-    agent, env_id, env_config = _load_agent(args)
-    record = play_episode(agent, env_id, env_config, seed=args.seed, greedy=args.greedy,
-                          max_steps=args.max_steps, record_attention=False)
-    explanation = explain_episode(record)
-    print(format_explanation(explanation, args.style))
-    if args.style == "latex":
-        print("\n" + explanation.proof_tree.latex())
-    return 0
-
-
-def command_probe(args):
-    from keras_simplicial.agents.explain import format_probe_table, logic_probe
-
-    agent, env_id, env_config = _load_agent(args)
-    result = logic_probe(agent, env_id, env_config, episodes=args.episodes, seed=args.seed,
-                         num_envs=args.num_envs, greedy=args.greedy, max_steps=args.max_steps,
-                         include_held=not args.board_only)
-    print(format_probe_table(result))
-    if args.output:
-        from keras_simplicial.agents.run_directory import atomic_write_text
-
-        atomic_write_text(args.output, json.dumps(result.to_json(), indent=2) + "\n")
-        print(f"Saved {args.output}")
-    return 0
-
-
-def command_plot_types(args):
-    from keras_simplicial.agents.win_rate_figures import (
-        load_evaluations, parse_puzzle_type, plot_per_type_win_rates)
-
-    types = [parse_puzzle_type(text) for text in args.types] if args.types else None
-    reports = load_evaluations(args.reports)
-    plot_per_type_win_rates(reports, args.out, puzzle_types=types, title=args.title)
-    print(f"Saved {args.out}")
-    return 0
-
-
-def command_policy_map(args):
-    from keras_simplicial.agents.policy_map import plot_policy_map, policy_map
-
-    agent, env_id, env_config = _load_agent(args)
-    result = policy_map(agent.logits, env_id, env_config, seed=args.seed)
-    print(result.format())
-    plot_policy_map(result, args.out, title=f"{agent.kind} agent, board of seed {args.seed}")
-    print(f"Saved {args.out}")
-    return 0
-
-
-def command_play(args):
-    from keras_simplicial.envs.play import main as play_main
-
-    return play_main(args.play_args)
-
-
-COMMANDS = {"train": command_train, "evaluate": command_evaluate, "plot": command_plot,
-            "play": command_play, "visualize": command_visualize, "explain": command_explain,
-            "probe": command_probe, "plot-types": command_plot_types,
-            "policy-map": command_policy_map}
-
-
 def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args) or 0
-    except (UsageError, ValueError, FileNotFoundError, json.JSONDecodeError) as error:
+        with _tensorflow_start_up_lines(shown=args.verbose):
+            from keras_simplicial.agents import commands  # loads Keras and TensorFlow
+        return commands.COMMANDS[args.command](args) or 0
+    except (ValueError, FileNotFoundError, json.JSONDecodeError) as error:
         if os.environ.get("KERAS_SIMPLICIAL_DEBUG"):
             raise
         print(f"keras-simplicial {args.command}: error: {error}", file=sys.stderr)
@@ -404,6 +265,30 @@ def main(argv=None):
     except KeyboardInterrupt:
         print(f"keras-simplicial {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+@contextlib.contextmanager
+def _tensorflow_start_up_lines(shown):
+    """Unless `shown`: TensorFlow's C++ log level 2 (errors only), and stderr closed meanwhile.
+
+    TensorFlow 2.21 writes its start-up lines (oneDNN, CUDA drivers) to file descriptor 2 before
+    it reads its log level, so they are silenced at the descriptor while it loads.
+    """
+    if shown:
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
+        yield
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ Both agents share one architecture and differ only in the Transformer block:
       -> 4 x Dense(256, relu) -> logits Dense(num_actions), value Dense(1)
 
 The builders use only Keras 3 (`keras.ops`), so the same model runs on any backend; the RLlib
-wrapper in `keras_simplicial.agents.rllib_model` is the TensorFlow-specific part.
+wrapper in `keras_simplicial.agents.model.rllib_model` is the TensorFlow-specific part.
 """
 
 import keras

@@ -1,0 +1,124 @@
+"""Win rates of a trained agent per puzzle type, with confidence intervals.
+
+    report = evaluate_checkpoint("runs/demo/checkpoints/iter_000120", episodes=1000)
+
+The policy is loaded from the checkpoint alone (no Ray cluster), and plays `episodes` episodes on
+the run's environment (`rollout.play_episodes`: episode k is the board of `reset(seed=seed + k)`).
+Every episode started is played to its end, so short episodes are not over-represented. Episodes
+are capped at `max_episode_steps` (default: the run's `max_steps`, else 500; a capped episode
+counts as lost), because the paper's environment has no step limit and an untrained policy may
+never finish.
+"""
+
+import json
+import math
+
+import numpy as np
+
+from keras_simplicial.agents.analysis.rollout import play_episodes
+from keras_simplicial.agents.training.checkpoints import (load_policy, resolve_checkpoint,
+                                                          run_arguments_of, run_directory_of)
+from keras_simplicial.agents.training.run_directory import atomic_write_text
+from keras_simplicial.envs import episode_step_limit
+
+
+def wilson_interval(wins, total, z=1.96):
+    """The Wilson score interval of a binomial proportion (95% for z = 1.96)."""
+    if total == 0:
+        return (0.0, 1.0)
+    p = wins / total
+    denominator = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denominator
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def policy_logits(policy):
+    """observations -> logits of an RLlib policy loaded by `load_policy` (its traced model)."""
+    return lambda observations: policy.model.logits_and_values(observations)[0].numpy()
+
+
+def episode_outcomes(logits, env_id, env_config, episodes, num_envs=32, seed=0, max_steps=None,
+                     greedy=False):
+    """Plays `episodes` episodes; returns a list of (puzzle_type, won, length), one per episode."""
+    results = []
+    for step in play_episodes(logits, env_id, env_config, episodes=episodes, num_envs=num_envs,
+                              seed=seed, greedy=greedy, max_steps=max_steps):
+        core = step.core
+        for board in step.boards[step.ended]:
+            results.append((tuple(int(v) for v in core.puzzle_type[board]),
+                            bool(core.is_success[board]), int(core.steps[board])))
+    return results
+
+
+def summarise(results):
+    """Win rate overall and per puzzle type, each with a 95% Wilson interval."""
+    def entry(outcomes):
+        wins, total = int(sum(outcomes)), len(outcomes)
+        low, high = wilson_interval(wins, total)
+        return {"episodes": total, "wins": wins, "win_rate": wins / total if total else 0.0,
+                "ci95": [round(low, 4), round(high, 4)]}
+
+    by_type = {}
+    for puzzle_type, won, _ in results:
+        by_type.setdefault(puzzle_type, []).append(won)
+    return {
+        "overall": entry([won for _, won, _ in results]),
+        "mean_episode_length": float(np.mean([length for *_, length in results])) if results
+        else 0.0,
+        "per_puzzle_type": {"(%d, %d, %d)" % puzzle_type: entry(outcomes)
+                            for puzzle_type, outcomes in sorted(by_type.items())},
+    }
+
+
+def evaluate_checkpoint(checkpoint, episodes=1000, env_id=None, env_config=None, seed=0,
+                        num_envs=32, max_episode_steps=None, explore=True, output=None,
+                        policy=None):
+    """Evaluates a checkpoint (or a run directory's latest one) and writes a JSON report.
+
+    The environment defaults to the one the run trained on (from its run.json). The report goes
+    to `output`, or to the run's evaluation.json. `explore=False` takes the most probable action.
+    `policy`: the checkpoint's policy if already loaded (`load_policy`), to evaluate it several
+    ways without loading it again.
+    """
+    if int(episodes) < 1:
+        raise ValueError(f"episodes must be a positive integer, got {episodes!r}.")
+    checkpoint = resolve_checkpoint(checkpoint)
+    arguments = run_arguments_of(checkpoint)
+    policy = policy or load_policy(checkpoint)
+    env_id = env_id or (arguments.env if arguments else "BridgeBoxWorld-v0")
+    if env_config is None:
+        env_config = arguments.env_config if arguments else {}
+    env_config = dict(env_config)
+    limit = episode_step_limit(env_config, max_episode_steps)
+    results = episode_outcomes(policy_logits(policy), env_id, env_config, int(episodes),
+                               num_envs=num_envs, seed=seed, max_steps=limit,
+                               greedy=not explore)
+    report = {
+        "checkpoint": str(checkpoint),
+        "agent": arguments.agent if arguments else policy.model.kind,
+        "env": env_id,
+        "env_config": env_config,
+        "seed": seed,
+        "explore": explore,
+        "max_episode_steps": limit,
+        **summarise(results),
+    }
+    run = run_directory_of(checkpoint)
+    if output is None and run is not None:
+        output = run.evaluation_file
+    if output is not None:
+        atomic_write_text(output, json.dumps(report, indent=2) + "\n")
+        report["output"] = str(output)
+    return report
+
+
+def format_report(report):
+    """A small table: puzzle type, episodes, win rate and its 95% interval."""
+    lines = [f"{'puzzle type':<14}{'episodes':>9}{'win rate':>10}   95% interval"]
+    rows = list(report["per_puzzle_type"].items()) + [("overall", report["overall"])]
+    for name, entry in rows:
+        low, high = entry["ci95"]
+        lines.append(f"{name:<14}{entry['episodes']:>9}{entry['win_rate']:>10.3f}   "
+                     f"[{low:.3f}, {high:.3f}]")
+    return "\n".join(lines)

@@ -1,0 +1,120 @@
+"""How an agent plays episodes, here and in the benchmarks: a batch of boards stepped together.
+
+    for step in play_episodes(agent.logits, "BoxWorld-v0", env_config, episodes=1000):
+        step.boards[step.ended], step.core.is_success[step.boards[step.ended]]
+
+Evaluation, the logic probe, the recorded episodes behind the explanations and figures, and the
+benchmarks all play through `play_episodes`, which settles once:
+
+- the boards: episode k (k = 0, 1, ..., numbered as episodes start) is the board of
+  `reset(seed=seed + k)`, however many boards are played at once and however long each episode
+  lasts, so a result does not depend on `num_envs`;
+- the step limit: `keras_simplicial.envs.episode_step_limit` (the caller's `max_steps`, else the
+  env's, else 500: the paper's env has none and an untrained policy may never finish);
+- the actions: sampled from softmax(logits) with `numpy.random.default_rng(seed)`, or the most
+  probable one (`greedy=True`);
+- the resets: a board whose episode ended keeps its final state until the consumer has seen the
+  step, then starts the next episode not yet started; with none left it leaves the batch.
+"""
+
+import dataclasses
+
+import numpy as np
+from gymnasium.utils import seeding
+
+from keras_simplicial.envs import episode_step_limit, make_vector_env
+
+
+@dataclasses.dataclass
+class Step:
+    """One step of the boards still playing; arrays are indexed like `boards`.
+
+    Read the state after the step, final states of ended episodes included, from `core`
+    (`core.is_success[boards]`, `core.steps[boards]` (episode lengths), `core.puzzle(board)`,
+    `core.held_keys(board)`, `core.opened_sequence(board)`, ...).
+    """
+
+    core: object                   # the `BoxWorldCore` of all boards
+    boards: np.ndarray             # [b] the boards that took this step, ascending
+    episodes: np.ndarray           # [b] the episode k each of them plays
+    first: np.ndarray              # [b] whether this is the first decision of that episode
+    observations: np.ndarray       # [b, R, C+1, 3] uint8: what the actions were chosen on
+    outputs: object                # what the policy returned for all boards (rows by board)
+    probabilities: np.ndarray      # [b, A]
+    actions: np.ndarray            # [b]
+    rewards: np.ndarray            # [b]
+    terminated: np.ndarray         # [b]
+    truncated: np.ndarray          # [b]
+
+    @property
+    def ended(self):
+        return self.terminated | self.truncated
+
+
+def choose_actions(logits, greedy, rng):
+    """Greedy (argmax) or sampled actions for logits [B, A]; also the probabilities."""
+    logits = np.asarray(logits, dtype=np.float64)
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    probabilities = shifted / shifted.sum(axis=-1, keepdims=True)
+    if greedy:
+        return probabilities.argmax(axis=-1), probabilities
+    cumulative = probabilities.cumsum(axis=-1)
+    draws = rng.random((len(logits), 1))
+    actions = np.minimum((draws > cumulative).sum(axis=-1), logits.shape[-1] - 1)
+    return actions, probabilities
+
+
+def play_episodes(policy, env_id, env_config=None, *, episodes, num_envs=32, seed=0,
+                  greedy=False, max_steps=None):
+    """Plays `episodes` episodes with `policy`, yielding a `Step` per step of the batch.
+
+    Args:
+        policy: observations [B, R, C+1, 3] (uint8, all B boards) -> logits [B, A], or a tuple
+            whose first element is the logits (e.g. `AttentionAgent`: logits, value, attention).
+        env_id, env_config: the environment (usually the run's).
+        episodes: how many episodes to play.
+        num_envs: boards played at once (at most `episodes`).
+        seed: the boards (episode k: `reset(seed=seed + k)`) and the sampling of actions.
+        greedy: take the most probable action instead of sampling.
+        max_steps: the step limit of an episode (default: the env's `max_steps`, else 500).
+    """
+    episodes = int(episodes)
+    if episodes < 1:
+        raise ValueError(f"episodes must be a positive integer, got {episodes!r}.")
+    config = {**dict(env_config or {}), "max_steps": episode_step_limit(env_config, max_steps)}
+    num_boards = max(1, min(int(num_envs), episodes))
+    core = make_vector_env(env_id, num_boards, config, copy=False).core
+    rng = np.random.default_rng(seed)
+    episode_of = np.full(num_boards, -1, np.int64)       # -1: no episode left for the board
+    first = np.ones(num_boards, bool)
+
+    def start(boards, first_episode):
+        for offset, board in enumerate(boards):
+            episode_of[board] = first_episode + offset
+            core.seed(board, seeding.np_random(int(seed) + first_episode + offset)[0])
+        core.reset_boards(boards)
+        first[boards] = True
+
+    start(np.arange(num_boards), 0)
+    next_episode = num_boards
+    all_actions = np.zeros(num_boards, np.int64)
+    while (boards := np.flatnonzero(episode_of >= 0)).size:
+        # Every board is evaluated and stepped, also those without an episode left (their rows
+        # are never looked at): one batch size, so a compiled model is compiled once.
+        observations = core.obs.copy()
+        outputs = policy(observations)
+        logits = np.asarray(outputs[0] if isinstance(outputs, tuple) else outputs)
+        actions, probabilities = choose_actions(logits[boards], greedy, rng)
+        all_actions[boards] = actions
+        rewards, terminated, truncated, _ = core.step(all_actions, autoreset=False)
+        step = Step(core, boards, episode_of[boards].copy(), first[boards].copy(),
+                    observations[boards], outputs, probabilities, actions, rewards[boards],
+                    terminated[boards], truncated[boards])
+        first[boards] = False
+        yield step
+        ended = boards[step.ended]
+        restarting = ended[:max(0, episodes - next_episode)]
+        episode_of[ended[len(restarting):]] = -1
+        if restarting.size:
+            start(restarting, next_episode)
+            next_episode += restarting.size

@@ -1,0 +1,174 @@
+"""What each `keras-simplicial` command does; `keras_simplicial_cli` parses its arguments.
+
+Each command imports what it needs when it runs, so that a command loads only its own part of the
+package (training: Ray and RLlib; figures: matplotlib).
+"""
+
+import json
+from pathlib import Path
+
+
+def _load_agent(args):
+    """(agent, env id, env config) of the checkpoint of `args` (its run's env unless overridden)."""
+    from keras_simplicial.agents.training.checkpoints import load_attention_agent
+
+    agent, arguments = load_attention_agent(args.checkpoint)
+    env_config = arguments.env_config if args.env_config is None else args.env_config
+    return agent, arguments.env, env_config
+
+
+def _default_out(agent, env):
+    import time
+
+    return f"runs/{agent}-{env.split('-')[0].lower()}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def command_train(args):
+    from keras_simplicial.agents.training.impala import PRESETS
+    from keras_simplicial.agents.training.train import train
+
+    preset = PRESETS[args.preset]
+    env = args.env or preset["env"]
+    env_config = {**preset["env_config"], **args.env_config}
+    overrides = {**preset["overrides"], **args.config}
+    out = args.out or _default_out(args.agent, env)
+    if args.resume and not args.out:
+        raise ValueError("--resume needs --out, the run directory to continue.")
+    summary = train(
+        env=env, agent=args.agent, out=out, stop_timesteps=args.stop_timesteps,
+        env_config=env_config, model_overrides=args.model_config, overrides=overrides,
+        num_env_runners=args.num_env_runners,
+        num_envs_per_env_runner=args.num_envs_per_env_runner, seed=args.seed,
+        resume=args.resume, address=args.address, checkpoint_every=args.checkpoint_every,
+        stop_seconds=args.stop_seconds, progress=args.progress, sampler=args.sampler,
+    )
+    state = "interrupted" if summary.interrupted else "finished"
+    print(f"\nTraining {state} after {summary.timesteps:,} steps ({summary.iterations} iterations).")
+    print(f"  checkpoint:   {summary.checkpoint}")
+    if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
+        print(f"  best:         {summary.best_checkpoint} (win rate {summary.best_win_rate:.2f} "
+              "while training)")
+    print(f"  metrics:      {summary.metrics_csv}")
+    print(f"  TensorBoard:  tensorboard --logdir {summary.tensorboard_dir}")
+    print(f"  plot:         {summary.plot}")
+    print(f"  resume with:  keras-simplicial train --resume --out {summary.run_dir}")
+    if args.evaluate and not summary.interrupted:
+        from keras_simplicial.agents.analysis.evaluation import evaluate_checkpoint, format_report
+
+        print(f"\nEvaluating the last checkpoint on {args.evaluate} episodes ...")
+        report = evaluate_checkpoint(summary.checkpoint, episodes=args.evaluate)
+        print(format_report(report))
+        print(f"  evaluation:   {report['output']}")
+        if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
+            best_output = Path(summary.run_dir) / "evaluation_best.json"
+            print(f"\nEvaluating the best checkpoint on {args.evaluate} episodes ...")
+            report = evaluate_checkpoint(summary.best_checkpoint, episodes=args.evaluate,
+                                         output=best_output)
+            print(format_report(report))
+            print(f"  evaluation:   {report['output']}")
+    return 0
+
+
+def command_evaluate(args):
+    from keras_simplicial.agents.analysis.evaluation import evaluate_checkpoint, format_report
+
+    report = evaluate_checkpoint(args.checkpoint, episodes=args.episodes, env_id=args.env,
+                                 env_config=args.env_config, seed=args.seed,
+                                 num_envs=args.num_envs, max_episode_steps=args.max_episode_steps,
+                                 explore=not args.greedy, output=args.output)
+    print(format_report(report))
+    if "output" in report:
+        print(f"Saved {report['output']}")
+    return 0
+
+
+def command_plot(args):
+    from keras_simplicial.agents.analysis.training_curves import plot_training_curves
+
+    plot_training_curves(args.run_dirs, args.out, per_run_panels=args.per_run,
+                         time_adjusted=args.time_adjusted)
+    print(f"Saved {args.out}")
+    return 0
+
+
+def command_visualize(args):
+    from keras_simplicial.agents.analysis.attention_figures import save_episode_gif, save_figures
+    from keras_simplicial.agents.analysis.episode import play_episode
+
+    agent, env_id, env_config = _load_agent(args)
+    record = play_episode(agent, env_id, env_config, seed=args.seed, greedy=args.greedy,
+                          max_steps=args.max_steps)
+    print(f"{agent.kind} agent, seed {args.seed}: puzzle type {record.puzzle_type}, "
+          f"{record.length} steps, {record.outcome()}")
+    for path in save_figures(record, args.out, step=args.step, formats=args.formats,
+                             sharpen=args.sharpen):
+        print(f"Saved {path}")
+    if args.gif:
+        path = Path(args.out) / f"seed{args.seed}_episode.gif"
+        frames = save_episode_gif(record, path, fps=args.fps, sharpen=args.sharpen)
+        print(f"Saved {path} ({frames} frames)")
+    return 0
+
+
+def command_explain(args):
+    from keras_simplicial.agents.analysis.episode import play_episode
+    from keras_simplicial.agents.analysis.explanations import explain_episode, format_explanation
+
+    agent, env_id, env_config = _load_agent(args)
+    record = play_episode(agent, env_id, env_config, seed=args.seed, greedy=args.greedy,
+                          max_steps=args.max_steps, record_attention=False)
+    explanation = explain_episode(record)
+    print(format_explanation(explanation, args.style))
+    if args.style == "latex":
+        print("\n" + explanation.proof_tree.latex())
+    return 0
+
+
+def command_probe(args):
+    from keras_simplicial.agents.analysis.logic_probe import format_probe_table, logic_probe
+
+    agent, env_id, env_config = _load_agent(args)
+    result = logic_probe(agent, env_id, env_config, episodes=args.episodes, seed=args.seed,
+                         num_envs=args.num_envs, greedy=args.greedy, max_steps=args.max_steps,
+                         include_held=not args.board_only)
+    print(format_probe_table(result))
+    if args.output:
+        from keras_simplicial.agents.training.run_directory import atomic_write_text
+
+        atomic_write_text(args.output, json.dumps(result.to_json(), indent=2) + "\n")
+        print(f"Saved {args.output}")
+    return 0
+
+
+def command_plot_types(args):
+    from keras_simplicial.agents.analysis.win_rate_figures import (
+        load_evaluations, parse_puzzle_type, plot_per_type_win_rates)
+
+    types = [parse_puzzle_type(text) for text in args.types] if args.types else None
+    reports = load_evaluations(args.reports)
+    plot_per_type_win_rates(reports, args.out, puzzle_types=types, title=args.title)
+    print(f"Saved {args.out}")
+    return 0
+
+
+def command_policy_map(args):
+    from keras_simplicial.agents.analysis.policy_map import plot_policy_map, policy_map
+
+    agent, env_id, env_config = _load_agent(args)
+    result = policy_map(agent.logits, env_id, env_config, seed=args.seed)
+    print(result.format())
+    plot_policy_map(result, args.out, title=f"{agent.kind} agent, board of seed {args.seed}")
+    print(f"Saved {args.out}")
+    return 0
+
+
+def command_play(args):
+    from keras_simplicial.envs.play import main as play
+
+    return play(args.env, seed=args.seed, env_config=args.env_config)
+
+
+COMMANDS = {"train": command_train, "evaluate": command_evaluate, "plot": command_plot,
+            "play": command_play, "visualize": command_visualize, "explain": command_explain,
+            "probe": command_probe, "plot-types": command_plot_types,
+            "policy-map": command_policy_map}

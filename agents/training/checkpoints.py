@@ -1,0 +1,71 @@
+"""Loading what a training run saved: its checkpoints, its arguments and the agent in them.
+
+    policy = load_policy("runs/a")                     # the run's latest checkpoint
+    agent, arguments = load_attention_agent("runs/a/checkpoints/iter_000120")
+
+A path is a checkpoint directory (`OUT/checkpoints/iter_NNNNNN`) or a run directory (`OUT`, whose
+latest checkpoint is meant).
+"""
+
+from pathlib import Path
+
+from keras_simplicial.agents.training.run_arguments import RunArguments
+from keras_simplicial.agents.training.run_directory import RunDirectory
+from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
+
+
+def resolve_checkpoint(path):
+    """A checkpoint directory, or a run directory (-> its latest checkpoint), as an absolute path
+    (RLlib reads checkpoints through pyarrow, which takes a relative path for a URI)."""
+    path = Path(path).resolve()
+    if (path / "policies").is_dir():
+        return path
+    if (path / "run.json").is_file():
+        latest = RunDirectory(path).latest_checkpoint()
+        if latest is not None:
+            return latest
+    raise FileNotFoundError(f"No checkpoint at {path} (expected an RLlib checkpoint directory "
+                            "with policies/, or a run directory with checkpoints/).")
+
+
+def run_directory_of(checkpoint):
+    """The run directory a checkpoint belongs to (OUT/checkpoints/iter_N -> OUT), or None."""
+    checkpoint = Path(checkpoint)
+    candidate = checkpoint.parent.parent
+    return RunDirectory(candidate) if (candidate / "run.json").is_file() else None
+
+
+def run_arguments_of(checkpoint):
+    """The `RunArguments` of the run a checkpoint belongs to, or None (a checkpoint on its own)."""
+    run = run_directory_of(checkpoint)
+    return RunArguments.read(run.run_file) if run is not None else None
+
+
+def load_policy(checkpoint):
+    """The RLlib TF2 policy of a checkpoint, with its Keras agent model at `policy.model`."""
+    from ray.rllib.policy.policy import Policy
+
+    from keras_simplicial.agents.model.rllib_model import (ensure_tf2_behavior,
+                                                           register_agent_models)
+
+    ensure_tf2_behavior()
+    register_agent_models()  # RLlib's catalog forgets custom models at every ray.shutdown()
+    checkpoint = resolve_checkpoint(checkpoint)
+    return Policy.from_checkpoint(str(checkpoint / "policies" / "default_policy"))
+
+
+def load_attention_agent(checkpoint):
+    """(`AttentionAgent`, `RunArguments`) of a checkpoint or run directory.
+
+    A checkpoint without its run directory gets the arguments of its agent on bridge BoxWorld.
+    """
+    from keras_simplicial.agents.model.attention_agent import AttentionAgent
+    from keras_simplicial.agents.model.rllib_model import split_model_config
+
+    checkpoint = resolve_checkpoint(checkpoint)
+    policy = load_policy(checkpoint)
+    model = policy.model
+    arguments = (run_arguments_of(checkpoint)
+                 or RunArguments(env=BRIDGE_BOX_WORLD_ID, agent=model.kind))
+    architecture, _ = split_model_config(arguments.model_overrides)
+    return AttentionAgent(model.base_model, model.kind, architecture), arguments

@@ -1,0 +1,289 @@
+"""Training an agent with IMPALA on Ray RLlib, top to bottom.
+
+    summary = train(env="BridgeBoxWorld-v0", agent="simplicial", out="runs/demo",
+                    stop_timesteps=1_000_000)
+
+`train` reads as the run goes:
+
+1. The run's arguments: new ones written to OUT/run.json, or read back from it when resuming
+   (`RunArguments`), all checked before anything starts (`algorithm_config`).
+2. Ray: embedded on this machine, or a cluster joined at `address` (`start_ray`).
+3. IMPALA with the paper's hyperparameters (`impala_config`), restored from the run's last
+   checkpoint when resuming (`build_algorithm`).
+4. Iterations until the stop condition (`train_iterations`): `algorithm.train()`, a metrics row
+   (CSV + TensorBoard), progress, and a checkpoint every `checkpoint_every` iterations
+   (`CheckpointKeeper`). Ctrl-C checkpoints before leaving.
+5. The training-curve plot and a `TrainingSummary` of where everything went.
+"""
+
+import dataclasses
+import os
+import signal
+import time
+from pathlib import Path
+
+from keras_simplicial.agents.training.diagnostics import AttentionHealth
+from keras_simplicial.agents.training.impala import impala_config
+from keras_simplicial.agents.training.metrics import metrics_row
+from keras_simplicial.agents.training.progress import make_progress
+from keras_simplicial.agents.training.rllib_envs import validate_env_config
+from keras_simplicial.agents.training.run_arguments import (DEFAULT_NUM_ENV_RUNNERS,
+                                                            DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
+                                                            DEFAULT_SAMPLER, RunArguments)
+from keras_simplicial.agents.training.run_directory import MetricsLog, RunDirectory
+from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
+
+# Ray workers inherit these: quiet TensorFlow, and Keras 2 behind `tf.keras` for RLlib.
+WORKER_ENV_VARS = {
+    "TF_USE_LEGACY_KERAS": "1",
+    "TF_CPP_MIN_LOG_LEVEL": "3",
+    "PYTHONWARNINGS": "ignore::DeprecationWarning",
+}
+
+
+@dataclasses.dataclass
+class TrainingSummary:
+    run_dir: str
+    checkpoint: str
+    metrics_csv: str
+    tensorboard_dir: str
+    plot: str
+    timesteps: int
+    iterations: int
+    win_rate: float
+    interrupted: bool
+    best_checkpoint: str = None
+    best_win_rate: float = None
+
+
+def train(env=BRIDGE_BOX_WORLD_ID, agent="simplicial", *, out, stop_timesteps,
+          env_config=None, model_overrides=None, overrides=None,
+          num_env_runners=DEFAULT_NUM_ENV_RUNNERS,
+          num_envs_per_env_runner=DEFAULT_NUM_ENVS_PER_ENV_RUNNER, seed=None, resume=False,
+          address=None, checkpoint_every=10, stop_seconds=None, progress="auto",
+          sampler=DEFAULT_SAMPLER):
+    """Trains `agent` on `env` with IMPALA until `stop_timesteps` environment steps.
+
+    The arguments of `RunArguments` (`env` ... `sampler`) are written to OUT/run.json. With
+    `resume=True`, `out` must hold an earlier run: its arguments are read back from run.json
+    (only `stop_timesteps`, `stop_seconds` and how to run come from this call), the algorithm is
+    restored from the latest complete checkpoint (weights, optimizer state and timestep
+    counters), and metrics rows written after that checkpoint are dropped.
+
+    Returns:
+        A `TrainingSummary` with the paths of the checkpoint, metrics and plot.
+    """
+    run = RunDirectory(out)
+    if resume:
+        arguments, checkpoint = RunArguments.read(run.run_file), run.latest_checkpoint()
+        if checkpoint is None:
+            raise FileNotFoundError(f"--resume: no complete checkpoint in {run.checkpoints_dir}.")
+    else:
+        if run.run_file.exists():
+            raise ValueError(f"--out {run.root} already holds a run; continue it with --resume "
+                             "or choose another --out.")
+        arguments, checkpoint = RunArguments(
+            env=env, agent=agent, env_config=dict(env_config or {}),
+            model_overrides=dict(model_overrides or {}), overrides=dict(overrides or {}),
+            num_env_runners=num_env_runners, num_envs_per_env_runner=num_envs_per_env_runner,
+            seed=seed, sampler=sampler), None
+    if stop_timesteps is None or int(stop_timesteps) <= 0:
+        raise ValueError(f"stop_timesteps must be a positive integer, got {stop_timesteps!r}.")
+    config = algorithm_config(arguments)  # every argument is checked before anything starts
+    run.create()
+    if not resume:
+        arguments.write(run.run_file)
+
+    start_ray(address, arguments.num_env_runners)
+    algorithm = build_algorithm(arguments, checkpoint, config)
+    if checkpoint is not None:
+        run.truncate_metrics(algorithm.iteration)
+        print(f"Resumed from {checkpoint} (iteration {algorithm.iteration}, "
+              f"{environment_steps(algorithm):,} environment steps).", flush=True)
+    print(sampling_layout(algorithm, arguments), flush=True)
+
+    checkpoints = CheckpointKeeper(
+        run, algorithm, every=checkpoint_every, resumed_from=checkpoint,
+        # RLlib's win rate is a mean over its last `smoothing` episodes; until that many have
+        # ended in this process it rests on a few episodes (one lucky win reads 1.0).
+        smoothing=int(config.metrics_num_episodes_for_smoothing))
+    row, interrupted = train_iterations(algorithm, run, arguments, checkpoints,
+                                        stop_timesteps=int(stop_timesteps),
+                                        stop_seconds=stop_seconds, progress=progress)
+    timesteps = row["timesteps"] if row else environment_steps(algorithm)
+    algorithm.stop()
+
+    from keras_simplicial.agents.analysis.training_curves import plot_training_curves
+
+    plot_path = run.plots_dir / "win_rate.png"
+    plot_training_curves([run.root], plot_path)
+    best = run.best_checkpoint()
+    return TrainingSummary(
+        run_dir=str(run.root), checkpoint=str(checkpoints.latest),
+        metrics_csv=str(run.metrics_file), tensorboard_dir=str(run.events_dir),
+        plot=str(plot_path), timesteps=timesteps,
+        iterations=algorithm.iteration, win_rate=row.get("win_rate", ""),
+        interrupted=interrupted,
+        best_checkpoint=str(best[0]) if best else None, best_win_rate=best[1] if best else None,
+    )
+
+
+def algorithm_config(arguments):
+    """The `IMPALAConfig` of a run's `RunArguments`; raises `ValueError` on any bad argument."""
+    validate_env_config(arguments.env, arguments.env_config)
+    config = impala_config(
+        arguments.env, arguments.agent, env_config=arguments.env_config,
+        model_overrides=arguments.model_overrides, num_env_runners=arguments.num_env_runners,
+        num_envs_per_env_runner=arguments.num_envs_per_env_runner, seed=arguments.seed,
+        overrides=arguments.overrides, sampler=arguments.sampler)
+    # A crashed env runner comes back after a second, not RLlib's default minute.
+    config.fault_tolerance(restart_failed_env_runners=True,
+                           delay_between_env_runner_restarts_s=1.0)
+    return config
+
+
+def start_ray(address=None, num_env_runners=1):
+    """Joins the cluster at `address`, or starts an embedded local Ray sized for the run."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    runtime_env = {"env_vars": dict(WORKER_ENV_VARS)}
+    if address:
+        ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
+    else:
+        # One CPU for the learner and one per env runner, even if that oversubscribes a laptop:
+        # Ray would otherwise wait forever for CPUs that do not exist.
+        # address="local" starts a new Ray even if a cluster (or RAY_ADDRESS) is around.
+        num_cpus = max(os.cpu_count() or 1, 1 + int(num_env_runners))
+        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
+                 runtime_env=runtime_env, log_to_driver=False, configure_logging=True,
+                 logging_level="ERROR")
+
+
+def build_algorithm(arguments, checkpoint=None, config=None):
+    """The IMPALA `Algorithm` of a run's `RunArguments`, restored from `checkpoint` if given.
+
+    Restoring brings back the weights, the optimizer state and the timestep counters.
+    """
+    algorithm = (config or algorithm_config(arguments)).build_algo()
+    if checkpoint is not None:
+        # RLlib reads the checkpoint through pyarrow, which takes absolute paths only.
+        algorithm.restore(str(Path(checkpoint).resolve()))
+    return algorithm
+
+
+def environment_steps(algorithm):
+    """Environment steps sampled over the whole run (restored with a checkpoint)."""
+    return int(algorithm._counters.get("num_env_steps_sampled", 0))
+
+
+def env_runner_nodes(algorithm):
+    """The node IP address of each remote env runner, in runner order."""
+    import ray
+
+    return algorithm.env_runner_group.foreach_env_runner(
+        lambda runner: ray.util.get_node_ip_address(), local_env_runner=False)
+
+
+def sampling_layout(algorithm, arguments):
+    """One line: where the boards are sampled (the env runners per node, or this process)."""
+    nodes = env_runner_nodes(algorithm)
+    if not nodes:
+        return (f"Sampling {arguments.num_envs_per_env_runner} boards in this process, beside "
+                "the learner thread (no remote env runner).")
+    return (f"{len(nodes)} env runner(s) on {len(set(nodes))} node(s): "
+            + ", ".join(f"{ip} x{nodes.count(ip)}" for ip in sorted(set(nodes))))
+
+
+def train_iterations(algorithm, run, arguments, checkpoints, *, stop_timesteps, stop_seconds,
+                     progress):
+    """Trains until `stop_timesteps`, `stop_seconds` or Ctrl-C, then checkpoints.
+
+    Returns:
+        (the last metrics row, or {} without any iteration; whether Ctrl-C stopped it)
+    """
+    metrics = MetricsLog(run)
+    attention_health = AttentionHealth(
+        algorithm.get_policy().model.base_model, arguments.agent, arguments.model_overrides,
+        arguments.env, arguments.env_config)
+    display = make_progress(progress, total=stop_timesteps,
+                            title=f"{arguments.agent} agent on {arguments.env}",
+                            stop_seconds=stop_seconds)
+    started_at = time.time()
+    timesteps = environment_steps(algorithm)
+    row = {}
+    with _StopRequest() as stop, display:
+        display.update(timesteps, {})
+        while timesteps < stop_timesteps and not stop.requested:
+            if stop_seconds is not None and time.time() - started_at >= float(stop_seconds):
+                break
+            result = algorithm.train()
+            row = metrics_row(result, started_at, attention_health())
+            timesteps = row["timesteps"]
+            metrics.append(row)
+            display.update(timesteps, row)
+            checkpoints.after_iteration(row)
+        checkpoints.save_unless_saved()
+    metrics.close()
+    return row, stop.requested
+
+
+class CheckpointKeeper:
+    """Saves a checkpoint every `every` iterations, each with the win rate its weights earned.
+
+    That win rate is the mean training win rate of the iterations since the previous checkpoint,
+    counted once `smoothing` episodes have ended in this process (`RunDirectory.save_checkpoint`
+    keeps the best checkpoint by it).
+    """
+
+    def __init__(self, run, algorithm, every, smoothing, resumed_from=None):
+        self.run, self.algorithm = run, algorithm
+        self.every, self.smoothing = int(every), int(smoothing)
+        self.latest = resumed_from
+        self._saved_at_iteration = algorithm.iteration if resumed_from is not None else -1
+        self._win_rates = []
+        self._episodes = 0
+
+    def after_iteration(self, row):
+        self._episodes += row["episodes"]
+        if self._episodes >= self.smoothing:
+            self._win_rates.append(row.get("win_rate"))
+        if self.algorithm.iteration % self.every == 0:
+            self.save()
+
+    def save_unless_saved(self):
+        if self.algorithm.iteration != self._saved_at_iteration:
+            self.save()
+
+    def save(self):
+        scored = [w for w in self._win_rates if w not in ("", None)]
+        self._win_rates.clear()
+        self.latest = self.run.save_checkpoint(
+            self.algorithm, self.algorithm.iteration,
+            win_rate=sum(scored) / len(scored) if scored else None)
+        self._saved_at_iteration = self.algorithm.iteration
+        return self.latest
+
+
+class _StopRequest:
+    """Turns the first SIGINT/SIGTERM into a graceful stop (checkpoint, then leave)."""
+
+    def __init__(self):
+        self.requested = False
+        self._previous = {}
+
+    def __enter__(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.requested:  # second Ctrl-C: leave now
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        return False

@@ -1,0 +1,89 @@
+"""play_episodes: which boards are played, the step limit, the resets and the actions."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import keras_simplicial.envs  # noqa: F401  (registers the ids)
+from keras_simplicial.agents.analysis.rollout import choose_actions, play_episodes
+
+EASY = {"rows": 3, "cols": 6, "max_solution_length": 1, "max_distractors": 0, "max_steps": 30}
+
+
+def uniform(observations):
+    return np.zeros((len(observations), 4))
+
+
+def episodes_played(num_envs, **kwargs):
+    """{episode k: (puzzle type, first observation, actions, rewards, won, length)}."""
+    played = {}
+    for step in play_episodes(uniform, "BoxWorld-v0", EASY, episodes=12, num_envs=num_envs,
+                              seed=5, **kwargs):
+        for i, (board, k) in enumerate(zip(step.boards, step.episodes.tolist())):
+            if step.first[i]:
+                played[k] = {"first": step.observations[i], "actions": [], "rewards": []}
+            played[k]["actions"].append(int(step.actions[i]))
+            played[k]["rewards"].append(float(step.rewards[i]))
+            if step.ended[i]:
+                core = step.core
+                played[k].update(won=bool(core.is_success[board]), length=int(core.steps[board]),
+                                 type=tuple(core.puzzle_type[board]))
+    return played
+
+
+def test_episode_k_is_the_board_of_seed_plus_k_and_replays_in_the_single_env():
+    played = episodes_played(num_envs=4)
+    assert sorted(played) == list(range(12))
+    for k, episode in played.items():
+        env = gym.make("BoxWorld-v0", **EASY)
+        observation, info = env.reset(seed=5 + k)
+        np.testing.assert_array_equal(episode["first"], observation)
+        assert episode["type"] == tuple(info["puzzle_type"])
+        for t, action in enumerate(episode["actions"]):
+            _, reward, terminated, truncated, info = env.step(action)
+            assert reward == episode["rewards"][t]
+            assert (terminated or truncated) == (t == len(episode["actions"]) - 1)
+        assert info["is_success"] == episode["won"]
+        assert episode["length"] == len(episode["actions"]) <= EASY["max_steps"]
+
+
+def test_greedy_results_do_not_depend_on_the_number_of_boards():
+    def prefer_right(observations):
+        return np.tile([0.0, 0.5, 1.0, 0.2], (len(observations), 1))
+
+    def outcomes(num_envs):
+        results = {}
+        for step in play_episodes(prefer_right, "BridgeBoxWorld-v0", {"max_solution_length": 1},
+                                  episodes=10, num_envs=num_envs, seed=0, greedy=True):
+            assert (step.actions == 2).all()
+            for board, k in zip(step.boards[step.ended], step.episodes[step.ended]):
+                results[k] = (int(step.core.steps[board]), bool(step.core.is_success[board]))
+        return results
+
+    assert outcomes(1) == outcomes(3) == outcomes(10)
+    # Without a max_steps of the env (the paper's), episodes stop at the default limit of 500.
+    assert max(length for length, _ in outcomes(10).values()) == 500
+
+
+def test_the_step_limit_of_the_caller_wins():
+    lengths = [int(step.core.steps[step.boards[step.ended]].max(initial=0))
+               for step in play_episodes(uniform, "BoxWorld-v0", EASY, episodes=8, max_steps=3)]
+    assert max(lengths) == 3
+
+
+def test_sampled_actions_follow_the_policy_and_the_seed():
+    rng = np.random.default_rng(0)
+    logits = np.log(np.tile([0.1, 0.2, 0.3, 0.4], (20000, 1)))
+    actions, probabilities = choose_actions(logits, greedy=False, rng=rng)
+    np.testing.assert_allclose(probabilities[0], [0.1, 0.2, 0.3, 0.4])
+    np.testing.assert_allclose(np.bincount(actions, minlength=4) / 20000, [0.1, 0.2, 0.3, 0.4],
+                               atol=0.01)
+    once, again = episodes_played(num_envs=3), episodes_played(num_envs=3)
+    assert [e["actions"] for e in once.values()] == [e["actions"] for e in again.values()]
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="episodes must be a positive integer"):
+        next(play_episodes(uniform, "BoxWorld-v0", EASY, episodes=0))
+    with pytest.raises(ValueError, match="env must be one of"):
+        next(play_episodes(uniform, "CartPole-v1", episodes=1))
