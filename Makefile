@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 CLI := $(VENV)/bin/keras-simplicial
 
 # `make train`: the `easy` preset (BoxWorld on a 3 x 6 board, one key and the Gem, at most 30
-# steps; see agents/config.py) for 15 minutes on 2 CPU cores (about 8M steps of the relational
+# steps; see agents/training/impala.py) for 15 minutes on 2 CPU cores (about 8M steps of the relational
 # agent with the batched sampler), then an evaluation of the last and the best checkpoint. The
 # relational agent by default (docs/benchmarks.md: seed 1 passed 0.9 at 2.9M steps); override e.g.
 # `make train AGENT=simplicial STOP_SECONDS=1800`.

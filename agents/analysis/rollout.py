@@ -8,7 +8,7 @@ benchmarks all play through `play_episodes`, which settles once:
 
 - the boards: episode k (k = 0, 1, ..., numbered as episodes start) is the board of
   `reset(seed=seed + k)`, however many boards are played at once and however long each episode
-  lasts, so a result does not depend on `num_envs`;
+  lasts (greedy results do not depend on `num_envs`; sampled ones draw their actions in batches);
 - the step limit: `keras_simplicial.envs.episode_step_limit` (the caller's `max_steps`, else the
   env's, else 500: the paper's env has none and an untrained policy may never finish);
 - the actions: sampled from softmax(logits) with `numpy.random.default_rng(seed)`, or the most
