@@ -269,16 +269,18 @@ def main(argv=None):
 
 @contextlib.contextmanager
 def _tensorflow_start_up_lines(shown):
-    """Unless `shown`: TensorFlow's C++ log level 2 (errors only), and stderr closed meanwhile.
+    """Unless `shown`: TensorFlow's C++ log level 3, and stderr closed while TensorFlow loads.
 
-    TensorFlow 2.21 writes its start-up lines (oneDNN, CUDA drivers) to file descriptor 2 before
-    it reads its log level, so they are silenced at the descriptor while it loads.
+    Level 3 (fatal only) as in the Ray workers: at level 2 a machine without a GPU still gets
+    "failed call to cuInit" as an error line. TensorFlow 2.21 writes its start-up lines (oneDNN,
+    CUDA drivers) to file descriptor 2 before it reads its log level, so they are silenced at the
+    descriptor while it loads. Python exceptions are unaffected.
     """
     if shown:
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
         yield
         return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     sys.stderr.flush()
     saved = os.dup(2)
     devnull = os.open(os.devnull, os.O_WRONLY)
