@@ -17,6 +17,7 @@ from typing import Iterable, Iterator, List, Optional, TextIO
 
 import gymnasium as gym
 
+from . import BRIDGE_BOX_WORLD_ID, ENV_IDS
 from .core import ACTION_NAMES
 from .oracle import greedy_action
 
@@ -129,14 +130,12 @@ def play_keys(env, keys: Iterable[str], out: TextIO = sys.stdout, seed: Optional
     return stats
 
 
-def main(env_id: str = "BridgeBoxWorld-v0", seed: Optional[int] = None,
+def main(env_id: str = BRIDGE_BOX_WORLD_ID, seed: Optional[int] = None,
          env_config: Optional[dict] = None) -> int:
     """``keras-simplicial play``: plays ``env_id`` on the terminal, or with keys read from stdin.
 
     Returns the exit status; a bad ``env_id`` or ``env_config`` raises ``ValueError``.
     """
-    from . import ENV_IDS
-
     if env_id not in ENV_IDS:
         raise ValueError(f"--env must be one of {ENV_IDS}, got {env_id!r}")
     env = gym.make(env_id, **{**dict(env_config or {}), "render_mode": "ansi"})

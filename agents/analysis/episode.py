@@ -15,6 +15,7 @@ import dataclasses
 import numpy as np
 
 from keras_simplicial.agents.analysis.rollout import play_episodes
+from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
 
 ACTION_ARROWS = ("←", "↑", "→", "↓")
 
@@ -67,7 +68,7 @@ class EpisodeRecord:
         return "step limit" if self.truncated else "not finished"
 
 
-def play_episode(agent, env_id="BridgeBoxWorld-v0", env_config=None, seed=0, greedy=False,
+def play_episode(agent, env_id=BRIDGE_BOX_WORLD_ID, env_config=None, seed=0, greedy=False,
                  max_steps=None, record_attention=True):
     """Plays one episode with `agent` (an `AttentionAgent`) and records it.
 

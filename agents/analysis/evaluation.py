@@ -19,7 +19,7 @@ from keras_simplicial.agents.analysis.rollout import play_episodes
 from keras_simplicial.agents.training.checkpoints import (load_policy, resolve_checkpoint,
                                                           run_arguments_of, run_directory_of)
 from keras_simplicial.agents.training.run_directory import atomic_write_text
-from keras_simplicial.envs import episode_step_limit
+from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID, episode_step_limit
 
 
 def wilson_interval(wins, total, z=1.96):
@@ -86,7 +86,7 @@ def evaluate_checkpoint(checkpoint, episodes=1000, env_id=None, env_config=None,
     checkpoint = resolve_checkpoint(checkpoint)
     arguments = run_arguments_of(checkpoint)
     policy = policy or load_policy(checkpoint)
-    env_id = env_id or (arguments.env if arguments else "BridgeBoxWorld-v0")
+    env_id = env_id or (arguments.env if arguments else BRIDGE_BOX_WORLD_ID)
     if env_config is None:
         env_config = arguments.env_config if arguments else {}
     env_config = dict(env_config)

@@ -13,6 +13,7 @@ from keras_simplicial.agents.analysis.bridge_rule import (NEVER_FACED, PROBE_ROW
                                                           bridge_decision, bridge_of)
 from keras_simplicial.agents.analysis.evaluation import wilson_interval
 from keras_simplicial.agents.analysis.rollout import play_episodes
+from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
 
 
 @dataclasses.dataclass
@@ -42,7 +43,7 @@ class ProbeResult:
                 "include_held": self.include_held, "rows": table}
 
 
-def logic_probe(agent, env_id="BridgeBoxWorld-v0", env_config=None, episodes=200, seed=0,
+def logic_probe(agent, env_id=BRIDGE_BOX_WORLD_ID, env_config=None, episodes=200, seed=0,
                 num_envs=16, greedy=False, max_steps=None, include_held=True):
     """Plays `episodes` episodes (boards of seeds seed, seed+1, ...); tabulates bridge avoidance.
 

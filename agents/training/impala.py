@@ -22,7 +22,7 @@ from keras_simplicial.agents.training.rllib_envs import register_envs
 from keras_simplicial.agents.training.run_arguments import (DEFAULT_NUM_ENV_RUNNERS,
                                                             DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
                                                             DEFAULT_SAMPLER, SAMPLERS)
-from keras_simplicial.envs import ENV_IDS
+from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID, ENV_IDS
 
 # Table 1, plus what the original code set and the paper does not print (design.md, section 5).
 # RLlib's tf2 RMSprop (tf.keras) updates x <- x - lr * g / sqrt(r + eps) with
@@ -158,7 +158,7 @@ def apply_overrides(config, overrides):
     return config
 
 
-def impala_config(env="BridgeBoxWorld-v0", agent="simplicial", *, env_config=None,
+def impala_config(env=BRIDGE_BOX_WORLD_ID, agent="simplicial", *, env_config=None,
                   model_overrides=None, num_env_runners=DEFAULT_NUM_ENV_RUNNERS,
                   num_envs_per_env_runner=DEFAULT_NUM_ENVS_PER_ENV_RUNNER, seed=None,
                   overrides=None, sampler=DEFAULT_SAMPLER):
