@@ -121,12 +121,12 @@ def build_parser():
                        help="also stop after this much wall-clock time")
     train.add_argument("--num-env-runners", type=_non_negative_int,
                        default=DEFAULT_NUM_ENV_RUNNERS,
-                       help="rollout worker processes (default: 0, the driver samples beside "
+                       help="rollout worker processes (default: %(default)s, the driver samples beside "
                             "the learner thread: fastest on a few cores; on a cluster, one per "
                             "CPU)")
     train.add_argument("--num-envs-per-env-runner", type=_positive_int,
                        default=DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
-                       help="boards each runner steps as one batch (default: 64)")
+                       help="boards each runner steps as one batch (default: %(default)s)")
     train.add_argument("--sampler", default=DEFAULT_SAMPLER, choices=SAMPLER_CHOICES,
                        help="'batched' (default): each env runner steps its boards as one batch; "
                             "'rllib': RLlib's per-env sampler (slower on small boards, runs every "
@@ -230,7 +230,8 @@ def build_parser():
         description="Arrow keys or h/j/k/l move, ? takes a step of the shortest plan, r draws a "
                     "new puzzle, q quits. Without a terminal, keys are read from stdin, e.g. "
                     "echo 'l l j q' | keras-simplicial play")
-    play.add_argument("--env", default="BridgeBoxWorld-v0", choices=ENV_CHOICES)
+    play.add_argument("--env", default=ENV_CHOICES[0], choices=ENV_CHOICES,
+                      help="default: %(default)s")
     play.add_argument("--seed", type=int, default=None, help="seed of the first puzzle")
     play.add_argument("--env-config", type=_json_object("--env-config"), default={},
                       help="JSON object of environment arguments, e.g. "

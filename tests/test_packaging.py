@@ -4,6 +4,7 @@ imports on its own; checkpoints that name the modules of earlier versions still 
 import importlib
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -28,8 +29,16 @@ def source_modules():
 
 
 def test_the_wheel_holds_every_module_and_imports_on_its_own(tmp_path):
+    # Built from a copy of the sources: setuptools writes build/ and *.egg-info beside setup.py.
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("setup.py", "README.md", "keras_simplicial_cli.py"):
+        shutil.copy(ROOT / name, source / name)
+    for folder in FOLDERS:
+        shutil.copytree(ROOT / folder, source / folder,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--wheel-dir", str(tmp_path / "dist"), str(ROOT)],
+                    "--no-build-isolation", "--wheel-dir", str(tmp_path / "dist"), str(source)],
                    check=True, capture_output=True, timeout=600, cwd=tmp_path)
     (wheel,) = (tmp_path / "dist").glob("keras_simplicial-*.whl")
     files = set(zipfile.ZipFile(wheel).namelist())
