@@ -28,9 +28,11 @@ $(STAMP): setup.py
 	touch $(STAMP)
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -m "not slow" tests
 
 test-all: $(STAMP)
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest tests
 
 train: $(STAMP)

@@ -121,9 +121,9 @@ def build_parser():
                        help="also stop after this much wall-clock time")
     train.add_argument("--num-env-runners", type=_non_negative_int,
                        default=DEFAULT_NUM_ENV_RUNNERS,
-                       help="rollout worker processes (default: %(default)s, the driver samples beside "
-                            "the learner thread: fastest on a few cores; on a cluster, one per "
-                            "CPU)")
+                       help="rollout worker processes (default: %(default)s, the driver samples "
+                            "beside the learner thread: fastest on a few cores; on a cluster, one "
+                            "per CPU)")
     train.add_argument("--num-envs-per-env-runner", type=_positive_int,
                        default=DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
                        help="boards each runner steps as one batch (default: %(default)s)")

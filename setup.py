@@ -1,4 +1,4 @@
-"""keras-simplicial: the 2-simplicial Transformer for Keras 3, with bridge BoxWorld and IMPALA agents.
+"""keras-simplicial: the 2-simplicial Transformer for Keras 3, bridge BoxWorld and IMPALA agents.
 
 The repository keeps three top-level folders (``keras_simplicial/``, ``envs/``, ``agents/``) but
 installs them under one import name, so nothing generic lands in site-packages:
@@ -33,8 +33,8 @@ with open("README.md", encoding="utf-8") as readme:
 setup(
     name="keras-simplicial",
     version="0.1.0",
-    description="The 2-simplicial Transformer (Clift et al.) as Keras 3 layers, with bridge BoxWorld "
-    "and IMPALA agents on Ray RLlib",
+    description="The 2-simplicial Transformer (Clift et al.) as Keras 3 layers, with bridge "
+    "BoxWorld and IMPALA agents on Ray RLlib",
     long_description=long_description,
     long_description_content_type="text/markdown",
     license="Apache-2.0",
@@ -54,7 +54,7 @@ setup(
         "rich>=13,<16",
     ],
     extras_require={
-        "test": ["pytest>=8,<10", "pytest-xdist>=3,<4"],
+        "test": ["pytest>=8,<10", "pytest-xdist>=3,<4", "ruff>=0.17,<0.18"],
         # The layers' tests also run on Keras's JAX and PyTorch backends (CPU builds).
         "backends": ["jax>=0.4.30,<0.11", "torch==2.13.0"],
         "gpu": ["tensorflow[and-cuda]>=2.21,<2.22"],

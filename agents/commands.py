@@ -43,7 +43,8 @@ def command_train(args):
         stop_seconds=args.stop_seconds, progress=args.progress, sampler=args.sampler,
     )
     state = "interrupted" if summary.interrupted else "finished"
-    print(f"\nTraining {state} after {summary.timesteps:,} steps ({summary.iterations} iterations).")
+    print(f"\nTraining {state} after {summary.timesteps:,} steps "
+          f"({summary.iterations} iterations).")
     print(f"  checkpoint:   {summary.checkpoint}")
     if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
         print(f"  best:         {summary.best_checkpoint} (win rate {summary.best_win_rate:.2f} "
@@ -142,7 +143,10 @@ def command_probe(args):
 
 def command_plot_types(args):
     from keras_simplicial.agents.analysis.win_rate_figures import (
-        load_evaluations, parse_puzzle_type, plot_per_type_win_rates)
+        load_evaluations,
+        parse_puzzle_type,
+        plot_per_type_win_rates,
+    )
 
     types = [parse_puzzle_type(text) for text in args.types] if args.types else None
     reports = load_evaluations(args.reports)

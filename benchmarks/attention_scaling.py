@@ -115,7 +115,7 @@ def main():
         naive_bytes = 4 * args.batch * n * m * m * KEY_DIM
         if naive_bytes <= args.naive_limit_gb * 2**30:
             named = {v.name: v.value for v in layers["direct"].trainable_variables}
-            fn = lambda w, q, v: naive(w, q, v, layers["direct"].epsilon)
+            fn = lambda w, q, v, epsilon=layers["direct"].epsilon: naive(w, q, v, epsilon)
             compiled, row["naive_mem"] = compile_forward(fn, named, query, value)
             row["naive"] = measure(compiled, (named, query, value), args.repeats)
             # Not asserted: the naive float32 norm of the grade-one vector drifts from the

@@ -22,7 +22,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from keras_simplicial.envs import BoxWorldEnv, BoxWorldVectorEnv, PALETTE  # noqa: E402
+from keras_simplicial.envs import PALETTE, BoxWorldEnv, BoxWorldVectorEnv  # noqa: E402
 
 MARKER = "## Environment throughput"
 FLOOR, PLAYER, EMPTY, GEM = (199, 199, 199), (127, 127, 127), (10, 10, 10), (255, 255, 255)
@@ -112,7 +112,8 @@ class PerBoardBridgeBoxWorld:
             for slot in slots:
                 self.inventory[slot] = None
             self.inventory[min(slots)] = key
-            reward, done = (10.0, True) if key == "gem" else ((-1.0, True) if fatal else (1.0, False))
+            reward, done = ((10.0, True) if key == "gem"
+                            else (-1.0, True) if fatal else (1.0, False))
         if kind != "floor":
             for cell in obj[3]:
                 self.cells.pop(cell, None)

@@ -199,7 +199,8 @@ def main(argv=None):
         final = [r["evaluations"]["final"]["greedy"]["win_rate"] for r in mine]
         agents[agent] = {"seeds": len(mine), "best_greedy_min": min(best),
                          "best_greedy_mean": statistics.mean(best),
-                         "final_greedy_min": min(final), "final_greedy_mean": statistics.mean(final),
+                         "final_greedy_min": min(final),
+                         "final_greedy_mean": statistics.mean(final),
                          "reached_0.99": sum(r["steps_to"]["0.99"] is not None for r in mine)}
     report = {"preset": preset, "args": vars(args), "runs": runs, "agents": agents,
               "random_policy_win_rate": random_policy_win_rate(preset["env"],

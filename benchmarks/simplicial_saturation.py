@@ -1,4 +1,4 @@
-"""The 2-simplicial attention of a freshly built simplicial agent: saturated or not, per logit scale.
+"""The 2-simplicial attention of a freshly built simplicial agent: saturated or not, by logit scale.
 
     .venv/bin/python benchmarks/simplicial_saturation.py [--seeds 5] [--boards 64]
 
@@ -28,8 +28,8 @@ def measure(scale, seed, boards):
     import numpy as np
     import tensorflow as tf
 
-    from keras_simplicial.agents.training.diagnostics import model_part, score_statistics
     from keras_simplicial.agents.model.architecture import build_agent_model
+    from keras_simplicial.agents.training.diagnostics import model_part, score_statistics
     from keras_simplicial.envs import make_vector_env
 
     keras.utils.set_random_seed(seed)

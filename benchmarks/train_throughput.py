@@ -109,8 +109,8 @@ def bare_model_ms_per_1000(preset_name, agent, repeats=10):
     import numpy as np
     import tensorflow as tf
 
-    from keras_simplicial.agents.training.impala import PAPER_IMPALA_HYPERPARAMETERS, PRESETS
     from keras_simplicial.agents.model.architecture import build_agent_model
+    from keras_simplicial.agents.training.impala import PAPER_IMPALA_HYPERPARAMETERS, PRESETS
     from keras_simplicial.envs import make_vector_env
 
     preset = PRESETS[preset_name]

@@ -19,8 +19,20 @@ import gymnasium as gym
 
 from .config import EPISODE_STEP_LIMIT, BoxWorldConfig, episode_step_limit
 from .core import BoxWorldCore
-from .logic import (GEM, Box, ProofStep, ProofTree, Puzzle, Sequent, SourceSink, is_obtainable,
-                    proof_tree, proposition, solve, source_sink)
+from .logic import (
+    GEM,
+    Box,
+    ProofStep,
+    ProofTree,
+    Puzzle,
+    Sequent,
+    SourceSink,
+    is_obtainable,
+    proof_tree,
+    proposition,
+    solve,
+    source_sink,
+)
 from .palette import PALETTE, make_palette
 from .single_env import BoxWorldEnv
 from .vector_env import BoxWorldVectorEnv

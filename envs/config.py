@@ -39,7 +39,7 @@ EPISODE_STEP_LIMIT = 500
 
 
 def episode_step_limit(env_config: Optional[dict] = None, max_steps: Optional[int] = None) -> int:
-    """``max_steps`` if given, else ``env_config``'s ``max_steps``, else :data:`EPISODE_STEP_LIMIT`."""
+    """``max_steps`` if given, else ``env_config``'s, else :data:`EPISODE_STEP_LIMIT`."""
     return int(max_steps or (env_config or {}).get("max_steps") or EPISODE_STEP_LIMIT)
 
 
@@ -167,10 +167,11 @@ class BoxWorldConfig:
         where = (f"rows={self.rows}, cols={self.cols} (key positions {len(self.key_positions)}"
                  f", Gem positions {len(self.gem_positions)})")
         if not self.gem_positions:
-            raise ValueError(f"the board has no place for the Gem box: {where}; mode='bridge' needs "
-                             "rows >= 5 and cols >= 6")
+            raise ValueError(f"the board has no place for the Gem box: {where}; mode='bridge' "
+                             "needs rows >= 5 and cols >= 6")
         if self.max_objects > len(self.key_positions):
-            what = ("2 * max_solution_length + 1 + (bridge_probability > 0)" if self.mode == "bridge"
+            what = ("2 * max_solution_length + 1 + (bridge_probability > 0)"
+                    if self.mode == "bridge"
                     else "1 + max_solution_length + max_distractors * distractor_length")
             raise ValueError(f"too many objects for the board: {what} = {self.max_objects} > "
                              f"{len(self.key_positions)} key positions of {where}; lower "

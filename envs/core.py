@@ -158,7 +158,8 @@ class BoxWorldCore:
         """Step every board; returns ``(reward, terminated, truncated, reset_mask)``.
 
         With ``autoreset`` (gymnasium's NEXT_STEP mode) a board whose episode ended on the previous
-        step is reset instead of stepped: its action is ignored, reward 0, and ``reset_mask`` marks it.
+        step is reset instead of stepped: its action is ignored, reward 0, and ``reset_mask`` marks
+        it.
         """
         actions = np.asarray(actions, np.int64).reshape(-1)
         if actions.shape[0] != self.num_boards:

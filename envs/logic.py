@@ -66,9 +66,10 @@ class Sequent:
 class Box:
     """An object of a puzzle, with the sequent ``X_beta |- Y_beta`` of Appendix B.
 
-    ``locks`` is ``()`` for a loose key, ``(c,)`` for a box, ``(c, c')`` for the bridge-mode Gem box;
-    ``key`` is the colour inside (:data:`GEM` for the Gem box); ``fatal`` marks distractors and the
-    bridge (opening it makes the Gem unobtainable); ``position`` is the (row, col) of its key tile.
+    ``locks`` is ``()`` for a loose key, ``(c,)`` for a box, ``(c, c')`` for the bridge-mode Gem
+    box; ``key`` is the colour inside (:data:`GEM` for the Gem box); ``fatal`` marks distractors
+    and the bridge (opening it makes the Gem unobtainable); ``position`` is the (row, col) of its
+    key tile.
     """
 
     slot: int
@@ -111,7 +112,8 @@ def solve(boxes: Sequence[Box], held: Iterable[int] = ()) -> Optional[tuple]:
         mask, inventory = frontier.popleft()
         for i, box in enumerate(boxes):
             bit = 1 << i
-            if mask & bit or any(inventory[c] < n for c, n in collections.Counter(box.locks).items()):
+            needed = collections.Counter(box.locks).items()
+            if mask & bit or any(inventory[c] < n for c, n in needed):
                 continue
             child = mask | bit
             if child in parent:
@@ -166,7 +168,7 @@ def source_sink(boxes: Sequence[Box]) -> SourceSink:
     return SourceSink(tuple(sources), tuple(sinks), bridge)
 
 
-# -- proof trees (Appendix B) -----------------------------------------------------------------------
+# -- proof trees (Appendix B) ----------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class ProofStep:
     """One opening: the proof ``pi^beta_A`` of ``A (x) X_beta |- A (x) Y_beta`` and the sequent
@@ -262,7 +264,7 @@ def proof_tree(boxes: Sequence[Box], opened: Sequence[int], held: Iterable[int] 
 # -- a puzzle -------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class Puzzle:
-    """The axioms of one episode: its boxes, puzzle type (a, b, c) of Section 6.2 and solution length."""
+    """One episode's axioms: its boxes, puzzle type (a, b, c) of Section 6.2 and solution length."""
 
     boxes: tuple
     puzzle_type: tuple

@@ -124,7 +124,8 @@ def play_keys(env, keys: Iterable[str], out: TextIO = sys.stdout, seed: Optional
             verdict = "Gem obtained!" if info["is_success"] else (
                 "a bridge/distractor: the Gem is unobtainable" if terminated else "out of steps")
             message = (f"{verdict} puzzle type {info['puzzle_type']}\nproof tree:\n"
-                       f"{env.unwrapped.proof_tree().format()}\npress r for a new puzzle, q to quit")
+                       f"{env.unwrapped.proof_tree().format()}\n"
+                       "press r for a new puzzle, q to quit")
         out.write(_screen(env, message, interactive).replace("\n", sep))
     out.flush()
     return stats
@@ -147,7 +148,7 @@ def main(env_id: str = BRIDGE_BOX_WORLD_ID, seed: Optional[int] = None,
     return 0
 
 
-if __name__ == "__main__":  # python -m keras_simplicial.envs.play: the same as keras-simplicial play
+if __name__ == "__main__":  # python -m keras_simplicial.envs.play is keras-simplicial play
     from keras_simplicial_cli import main as command_line
 
     sys.exit(command_line(["play", *sys.argv[1:]]))

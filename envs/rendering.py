@@ -1,4 +1,4 @@
-"""Pictures of a board: an upscaled RGB array with crisp (nearest-neighbour) tiles, and ANSI text."""
+"""Pictures of a board: an upscaled RGB array of crisp (nearest-neighbour) tiles, and ANSI text."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,7 +14,7 @@ def upscale(observation: np.ndarray, tile_size: int = DEFAULT_TILE_SIZE) -> np.n
 
 
 def ansi(observation: np.ndarray, status: str = "") -> str:
-    """The observation as rows of 24-bit-colour ANSI blocks (two characters a tile), then ``status``.
+    """The observation as rows of 24-bit-colour ANSI blocks (two characters a tile), ``status``.
 
     A gap separates the board from the inventory column, as on the screen in Figure 1.
     """

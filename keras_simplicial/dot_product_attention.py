@@ -1,16 +1,16 @@
-"""1-simplicial (dot product) multi-head attention, as used inside the paper's Transformer blocks."""
+"""1-simplicial (dot product) multi-head attention, as inside the paper's Transformer blocks."""
 
 import math
 
 import keras
-from keras import initializers, constraints, ops, regularizers
+from keras import constraints, initializers, ops, regularizers
 
 from keras_simplicial import _utils
 
 
 @keras.saving.register_keras_serializable(package="keras_simplicial")
 class DotProductAttention(keras.layers.Layer):
-    """Multi-head 1-simplicial attention without output projection (Section 2.1, eq. update_multhead).
+    """Multi-head 1-simplicial attention, no output projection (Section 2.1, eq. update_multhead).
 
     For each head u, with q_i = W^Q e_i, k_j = W^K e_j, v_j = W^V e_j (eq. E_weight_matrix),
 

@@ -76,7 +76,7 @@ def safe_sqrt(square, epsilon):
 
 
 def unsigned_scalar_product(*vectors, epsilon=DEFAULT_EPSILON):
-    """The k-fold unsigned scalar product <v_1, ..., v_k> (Definition A.4, eq. defn_unsigned_scalar).
+    """The k-fold unsigned scalar product <v_1, ..., v_k> (Def. A.4, eq. defn_unsigned_scalar).
 
     For k = 2 it is |a . b|; for k = 3 it is the unsigned scalar triple product of eq.
     (scalar_triple), ||(a.b)c - (a.c)b + (b.c)a||, evaluated by the closed polynomial of eq.

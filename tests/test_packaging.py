@@ -75,7 +75,7 @@ def test_checkpoints_naming_modules_of_earlier_versions_still_load():
         assert module.__spec__.name == f"keras_simplicial.agents.{new}"
     # A pickle that names the class by its earlier module, as RLlib checkpoints do (protocol 0
     # writes module names as plain text).
-    data = pickle.dumps(ResilientIMPALA, protocol=0).replace(b"keras_simplicial.agents.training.impala",
-                                                 b"keras_simplicial.agents.config")
+    data = pickle.dumps(ResilientIMPALA, protocol=0).replace(
+        b"keras_simplicial.agents.training.impala", b"keras_simplicial.agents.config")
     assert b"keras_simplicial.agents.config" in data
     assert pickle.loads(data) is ResilientIMPALA

@@ -16,8 +16,12 @@ import math
 import numpy as np
 
 from keras_simplicial.agents.analysis.rollout import play_episodes
-from keras_simplicial.agents.training.checkpoints import (load_policy, resolve_checkpoint,
-                                                          run_arguments_of, run_directory_of)
+from keras_simplicial.agents.training.checkpoints import (
+    load_policy,
+    resolve_checkpoint,
+    run_arguments_of,
+    run_directory_of,
+)
 from keras_simplicial.agents.training.run_directory import atomic_write_text
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID, episode_step_limit
 

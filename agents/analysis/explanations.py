@@ -68,10 +68,10 @@ def format_explanation(explanation, style="unicode"):
 
     rule = explanation.rule_at_start
     lines += ["", "Source/sink rule (Remark B.1) on the first board:",
-              f"  sources (same lock, distinct keys): "
+              "  sources (same lock, distinct keys): "
               + ("; ".join(f"{a.sequent.format(style)} & {b.sequent.format(style)}"
                            for a, b in rule.sources) or "none"),
-              f"  sinks (same key, distinct locks):   "
+              "  sinks (same key, distinct locks):   "
               + ("; ".join(f"{a.sequent.format(style)} & {b.sequent.format(style)}"
                            for a, b in rule.sinks) or "none")]
     if rule.bridge is not None:

@@ -9,8 +9,12 @@ often when the rule applies.
 
 import dataclasses
 
-from keras_simplicial.agents.analysis.bridge_rule import (NEVER_FACED, PROBE_ROWS,
-                                                          bridge_decision, bridge_of)
+from keras_simplicial.agents.analysis.bridge_rule import (
+    NEVER_FACED,
+    PROBE_ROWS,
+    bridge_decision,
+    bridge_of,
+)
 from keras_simplicial.agents.analysis.evaluation import wilson_interval
 from keras_simplicial.agents.analysis.rollout import play_episodes
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID

@@ -93,7 +93,8 @@ class BatchedEnvRunner(RolloutWorker):
 
     # -- one rollout fragment of every board --------------------------------------------------
     def _sample_fragment(self):
-        core, horizon, boards = self.core, int(self.config.rollout_fragment_length), self.core.num_boards
+        core, boards = self.core, self.core.num_boards
+        horizon = int(self.config.rollout_fragment_length)
         obs_shape = core.obs.shape[1:]
         obs = np.empty((horizon, boards) + obs_shape, np.uint8)
         new_obs = np.empty_like(obs)

@@ -45,8 +45,7 @@ def load_policy(checkpoint):
     """The RLlib TF2 policy of a checkpoint, with its Keras agent model at `policy.model`."""
     from ray.rllib.policy.policy import Policy
 
-    from keras_simplicial.agents.model.rllib_model import (ensure_tf2_behavior,
-                                                           register_agent_models)
+    from keras_simplicial.agents.model.rllib_model import ensure_tf2_behavior, register_agent_models
 
     ensure_tf2_behavior()
     register_agent_models()  # RLlib's catalog forgets custom models at every ray.shutdown()

@@ -15,13 +15,19 @@ from ray.rllib.algorithms.impala import IMPALA, IMPALAConfig
 from ray.rllib.policy.sample_batch import MultiAgentBatch
 
 from keras_simplicial.agents.model.architecture import AGENT_KINDS, agent_hyperparameters
-from keras_simplicial.agents.model.rllib_model import (MODEL_NAMES, register_agent_models,
-                                                       split_model_config)
+from keras_simplicial.agents.model.rllib_model import (
+    MODEL_NAMES,
+    register_agent_models,
+    split_model_config,
+)
 from keras_simplicial.agents.training.metrics import WinRateCallbacks
 from keras_simplicial.agents.training.rllib_envs import register_envs
-from keras_simplicial.agents.training.run_arguments import (DEFAULT_NUM_ENV_RUNNERS,
-                                                            DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
-                                                            DEFAULT_SAMPLER, SAMPLERS)
+from keras_simplicial.agents.training.run_arguments import (
+    DEFAULT_NUM_ENV_RUNNERS,
+    DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
+    DEFAULT_SAMPLER,
+    SAMPLERS,
+)
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID, ENV_IDS
 
 # Table 1, plus what the original code set and the paper does not print (design.md, section 5).

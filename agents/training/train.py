@@ -27,9 +27,12 @@ from keras_simplicial.agents.training.impala import impala_config
 from keras_simplicial.agents.training.metrics import metrics_row
 from keras_simplicial.agents.training.progress import make_progress
 from keras_simplicial.agents.training.rllib_envs import validate_env_config
-from keras_simplicial.agents.training.run_arguments import (DEFAULT_NUM_ENV_RUNNERS,
-                                                            DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
-                                                            DEFAULT_SAMPLER, RunArguments)
+from keras_simplicial.agents.training.run_arguments import (
+    DEFAULT_NUM_ENV_RUNNERS,
+    DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
+    DEFAULT_SAMPLER,
+    RunArguments,
+)
 from keras_simplicial.agents.training.run_directory import MetricsLog, RunDirectory
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
 

@@ -196,5 +196,5 @@ def test_policy_map_tells_a_position_aware_policy_from_a_constant_one():
     np.testing.assert_allclose(flat.spread(), 0.0, atol=1e-7)
     aware = policy_map(go_right_on_the_left_half, "BridgeBoxWorld-v0", EASY_ENV, seed=1)
     assert aware.spread()[2] > 0.4
-    for (row, col), p in zip(aware.tiles, aware.probabilities):
+    for (_row, col), p in zip(aware.tiles, aware.probabilities):
         assert (p[2] > 0.9) == (col < 4)

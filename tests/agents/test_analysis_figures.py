@@ -1,5 +1,6 @@
 """Attention figures, GIF, training curves and per-type win rates, from freshly initialised models
-(no Ray): what is drawn is checked against the attention and the data, not only that a file exists."""
+(no Ray): what is drawn is checked against the attention and the data, not only that a file is
+there."""
 
 import json
 import os
@@ -14,13 +15,18 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from keras_simplicial.agents.analysis.attention_figures import (  # noqa: E402
-    plot_one_simplicial, plot_two_simplicial, plot_virtual_entities, save_episode_gif,
-    save_figures, sharpen_attention, virtual_attention_on_board)
+    plot_one_simplicial,
+    plot_two_simplicial,
+    plot_virtual_entities,
+    save_episode_gif,
+    save_figures,
+    sharpen_attention,
+    virtual_attention_on_board,
+)
 from keras_simplicial.agents.analysis.episode import play_episode  # noqa: E402
 from keras_simplicial.agents.model.architecture import build_agent_model  # noqa: E402
 from keras_simplicial.agents.model.attention_agent import AttentionAgent  # noqa: E402
-from keras_simplicial.agents.model.entities import (  # noqa: E402
-    entity_grid_shape, entity_of_tile, tile_of_entity)
+from keras_simplicial.agents.model.entities import entity_grid_shape, entity_of_tile, tile_of_entity  # noqa: E402
 
 OBSERVATION_SHAPE = (7, 10, 3)
 ENV_CONFIG = {"max_steps": 12}
@@ -120,7 +126,7 @@ def test_episodes_are_reproducible_and_consistent(agents, records):
     assert record.outcome() in ("won", "opened the bridge", "step limit")
 
 
-# -- figures ----------------------------------------------------------------------------------------
+# -- figures ---------------------------------------------------------------------------------------
 def _heat_maps(figure):
     return [axis for axis in figure.axes if axis.get_xlabel() in ("key entity j",
                                                                   "query entity i")]
@@ -214,8 +220,8 @@ def test_two_simplicial_figure_columns_are_distributions_over_key_pairs(records)
 
 
 def test_saved_figures_and_gif(records, tmp_path):
-    from PIL import Image
     import matplotlib.image
+    from PIL import Image
 
     paths = save_figures(records["simplicial"], tmp_path, step=2, formats=("png", "pdf"))
     assert sorted(p.name for p in paths) == sorted(
@@ -248,7 +254,11 @@ def _fake_run(root, agent, fps, win_rates, step=1000):
 
 
 def test_training_curves_mean_std_per_run_panels_and_time_adjustment(tmp_path):
-    from keras_simplicial.agents.analysis.training_curves import plot_training_curves, time_adjustment, load_curve
+    from keras_simplicial.agents.analysis.training_curves import (
+        load_curve,
+        plot_training_curves,
+        time_adjustment,
+    )
 
     runs = [_fake_run(tmp_path / "r1", "relational", 1900, [0.1, 0.3, 0.5, 0.7]),
             _fake_run(tmp_path / "r2", "relational", 1900, [0.3, 0.5, 0.7, 0.9]),
@@ -277,7 +287,10 @@ def test_training_curves_mean_std_per_run_panels_and_time_adjustment(tmp_path):
 
 def test_per_type_win_rates_mean_and_std_side_by_side(tmp_path):
     from keras_simplicial.agents.analysis.win_rate_figures import (
-        load_evaluations, parse_puzzle_type, plot_per_type_win_rates)
+        load_evaluations,
+        parse_puzzle_type,
+        plot_per_type_win_rates,
+    )
 
     def report(agent, rates):
         return {"agent": agent, "per_puzzle_type": {

@@ -5,18 +5,22 @@ import os
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
+import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-import gymnasium as gym  # noqa: E402
-
 import keras_simplicial.envs  # noqa: E402,F401  (registers the ids)
 from keras_simplicial.agents.analysis.bridge_rule import (  # noqa: E402
-    NEVER_FACED, PROBE_ROWS, RULE_CANNOT, RULE_LOCATES, bridge_decision, rule_verdict,
-    visible_axioms)
+    NEVER_FACED,
+    PROBE_ROWS,
+    RULE_CANNOT,
+    RULE_LOCATES,
+    bridge_decision,
+    rule_verdict,
+    visible_axioms,
+)
 from keras_simplicial.agents.analysis.episode import EpisodeRecord  # noqa: E402
-from keras_simplicial.agents.analysis.explanations import (  # noqa: E402
-    explain_episode, format_explanation)
+from keras_simplicial.agents.analysis.explanations import explain_episode, format_explanation  # noqa: E402
 from keras_simplicial.agents.analysis.logic_probe import format_probe_table, logic_probe  # noqa: E402
 
 # Seed 3 of BridgeBoxWorld-v0 is a (1, 1, 2) puzzle: Gem C6 (x) C2 |- G (slot 0), loose keys
@@ -110,8 +114,8 @@ def test_no_decision_when_the_bridge_never_opens():
 
 
 def test_logic_probe_counts_every_bridge_episode_once():
-    from keras_simplicial.agents.model.attention_agent import AttentionAgent
     from keras_simplicial.agents.model.architecture import build_agent_model
+    from keras_simplicial.agents.model.attention_agent import AttentionAgent
 
     agent = AttentionAgent(build_agent_model("relational", (7, 10, 3), 4), "relational")
     result = logic_probe(agent, env_config={"max_solution_length": 1, "max_steps": 40},

@@ -1,4 +1,4 @@
-"""The batched env runner returns what RLlib's sampler would, laid out as IMPALA's V-trace reads it."""
+"""The batched env runner returns what RLlib's sampler would, laid out as IMPALA's V-trace reads."""
 
 import os
 
@@ -95,8 +95,8 @@ def test_each_board_is_one_contiguous_trajectory_that_the_env_replays(algorithm)
 def test_behaviour_columns_and_bootstrap_values(algorithm):
     batch = algorithm.env_runner.sample().policy_batches["default_policy"]
     logits = batch["action_dist_inputs"]
-    log_probs = logits - np.log(np.exp(logits - logits.max(1, keepdims=True)).sum(1, keepdims=True)) \
-        - logits.max(1, keepdims=True)
+    largest = logits.max(1, keepdims=True)
+    log_probs = logits - np.log(np.exp(logits - largest).sum(1, keepdims=True)) - largest
     np.testing.assert_allclose(batch["action_logp"],
                                log_probs[np.arange(len(logits)), batch["actions"]], atol=1e-5)
     for board in range(BOARDS):
@@ -147,7 +147,7 @@ def test_greedy_when_not_exploring_and_sampled_otherwise(algorithm):
 
 
 def test_samples_larger_than_the_train_batch_are_cut_into_whole_unrolls(algorithm):
-    """A sample of 2 x train_batch_size rows becomes two train batches, not one of twice the size."""
+    """A sample of 2 x train_batch_size rows becomes two train batches, not one twice the size."""
     from ray.rllib.policy.sample_batch import concat_samples
 
     runner = algorithm.env_runner

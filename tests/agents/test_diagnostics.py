@@ -7,9 +7,12 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from keras_simplicial.agents.training.diagnostics import (  # noqa: E402
-    AttentionHealth, model_part, score_statistics)
 from keras_simplicial.agents.model.architecture import build_agent_model  # noqa: E402
+from keras_simplicial.agents.training.diagnostics import (  # noqa: E402
+    AttentionHealth,
+    model_part,
+    score_statistics,
+)
 
 EASY_ENV = {"rows": 3, "cols": 6, "max_solution_length": 1, "max_distractors": 0}
 

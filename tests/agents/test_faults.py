@@ -6,12 +6,10 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 import numpy as np  # noqa: E402
-import pytest  # noqa: E402
 
 from keras_simplicial.agents.training.run_directory import RunDirectory  # noqa: E402
 

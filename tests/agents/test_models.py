@@ -9,9 +9,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from keras_simplicial.agents.model.architecture import (  # noqa: E402
-    PAPER_DEFAULTS, build_agent_model)
 from keras_simplicial import TwoSimplicialTransformerBlock  # noqa: E402
+from keras_simplicial.agents.model.architecture import PAPER_DEFAULTS, build_agent_model  # noqa: E402
 
 OBSERVATION_SHAPE = (7, 10, 3)
 
@@ -26,7 +25,7 @@ def test_outputs_and_entities_follow_section_5_1(kind):
     model = build_agent_model(kind, OBSERVATION_SHAPE, 4)
     logits, value = model(observations())
     assert logits.shape == (3, 4) and value.shape == (3, 1)
-    # (R-2)(C-1) = 5 * 8 = 40 entities of width 64, plus 2 virtual entities for the simplicial agent.
+    # (R-2)(C-1) = 5 * 8 = 40 entities of width 64, plus 2 virtual ones for the simplicial agent.
     assert model.get_layer("entities").output.shape[1:] == (40, 64)
     block_name = "transformer_block" if kind == "relational" else \
         "simplicial_block"
@@ -85,9 +84,13 @@ def test_overrides_and_bad_arguments():
 @pytest.mark.parametrize("jit_compile", [True, False])
 @pytest.mark.parametrize("kind", ["relational", "simplicial"])
 def test_tf_model_v2_exposes_the_variables_the_forward_pass_uses(kind, jit_compile):
-    from keras_simplicial.agents.model.rllib_model import (MODEL_NAMES, KerasAgentModel,
-                                                     register_agent_models)
     from ray.rllib.models import ModelCatalog
+
+    from keras_simplicial.agents.model.rllib_model import (
+        MODEL_NAMES,
+        KerasAgentModel,
+        register_agent_models,
+    )
 
     register_agent_models()  # the catalog forgets custom models at ray.shutdown()
 

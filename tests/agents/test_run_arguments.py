@@ -4,8 +4,11 @@ import json
 
 import pytest
 
-from keras_simplicial.agents.training.run_arguments import (DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
-                                                            DEFAULT_SAMPLER, RunArguments)
+from keras_simplicial.agents.training.run_arguments import (
+    DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
+    DEFAULT_SAMPLER,
+    RunArguments,
+)
 from keras_simplicial.agents.training.run_directory import RunDirectory
 
 # A run.json as written before the batched sampler existed: no "sampler" key.

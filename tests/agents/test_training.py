@@ -8,8 +8,7 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from keras_simplicial.agents.training.impala import (  # noqa: E402
-    PAPER_IMPALA_HYPERPARAMETERS, impala_config)
+from keras_simplicial.agents.training.impala import PAPER_IMPALA_HYPERPARAMETERS, impala_config  # noqa: E402
 from keras_simplicial.agents.training.train import metrics_row, start_ray  # noqa: E402
 
 # Small batches so that an iteration takes a second or two on 2 cores.

@@ -6,7 +6,7 @@ from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
 
 import keras_simplicial.envs as envs
-from keras_simplicial.envs import BoxWorldEnv, BoxWorldVectorEnv, PALETTE
+from keras_simplicial.envs import PALETTE, BoxWorldEnv, BoxWorldVectorEnv
 
 IDS = ["BridgeBoxWorld-v0", "BoxWorld-v0"]
 

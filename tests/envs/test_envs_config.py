@@ -1,10 +1,14 @@
 """Invalid arguments raise ValueError naming the argument and the accepted values."""
+import gymnasium as gym
 import pytest
 
-import gymnasium as gym
-
-from keras_simplicial.envs import (EPISODE_STEP_LIMIT, BoxWorldEnv, BoxWorldVectorEnv,
-                                   episode_step_limit, make_vector_env)
+from keras_simplicial.envs import (
+    EPISODE_STEP_LIMIT,
+    BoxWorldEnv,
+    BoxWorldVectorEnv,
+    episode_step_limit,
+    make_vector_env,
+)
 
 CASES = [
     (dict(mode="tetris"), "mode must be one of"),

@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from keras_simplicial.envs import BoxWorldEnv, BoxWorldVectorEnv, GEM
+from keras_simplicial.envs import GEM, BoxWorldEnv, BoxWorldVectorEnv
 from keras_simplicial.envs.logic import Box
 from keras_simplicial.envs.oracle import path_to
-from keras_simplicial.envs.palette import EMPTY_SLOT_RGB, FLOOR_RGB, GEM_RGB, PLAYER_RGB, PALETTE
+from keras_simplicial.envs.palette import EMPTY_SLOT_RGB, FLOOR_RGB, GEM_RGB, PALETTE, PLAYER_RGB
 
 LEFT, UP, RIGHT, DOWN = 0, 1, 2, 3
 
@@ -48,8 +48,8 @@ def test_rules_on_a_hand_made_bridge_board(hand_made, step_core):
 
 
 def test_opening_a_distractor_ends_the_episode(hand_made, step_core):
-    core = hand_made([((), 2, (1, 1), False), ((2,), 4, (1, 4), True), ((2,), "gem", (3, 1), False)],
-                     mode="standard")
+    core = hand_made([((), 2, (1, 1), False), ((2,), 4, (1, 4), True),
+                      ((2,), "gem", (3, 1), False)], mode="standard")
     step_core(core, RIGHT, DOWN)
     results = step_core(core, *path_to(core, 0, 1))
     assert results[-1] == (-1.0, True)

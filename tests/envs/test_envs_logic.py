@@ -2,8 +2,17 @@
 import numpy as np
 import pytest
 
-from keras_simplicial.envs import (GEM, Box, BoxWorldEnv, BoxWorldVectorEnv, Puzzle, Sequent,
-                                   proof_tree, solve, source_sink)
+from keras_simplicial.envs import (
+    GEM,
+    Box,
+    BoxWorldEnv,
+    BoxWorldVectorEnv,
+    Puzzle,
+    Sequent,
+    proof_tree,
+    solve,
+    source_sink,
+)
 from keras_simplicial.envs.oracle import plan_actions
 
 # The episode of Figure 2 (puzzle type (3, 2, 5)): green g, orange o, dark green g', magenta m,

@@ -116,7 +116,7 @@ def transformer_block(block, e):
 
 
 def simplicial_block(block, e):
-    """Section 5.2 `simplicial_transformer_block` with eqs. (update_rule_ent, 1_simp_virtual_update)."""
+    """Section 5.2 `simplicial_transformer_block`, eqs. (update_rule_ent, 1_simp_virtual_update)."""
     m = block.num_virtual_entities
     n = e.shape[1] - m
     x = layer_norm(e, block.input_norm)

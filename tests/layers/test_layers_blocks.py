@@ -3,12 +3,11 @@
 import os
 
 import keras
+import loop_reference as reference
 import numpy as np
 import pytest
 
 from keras_simplicial import TransformerBlock, TwoSimplicialTransformerBlock, VirtualEntities
-
-import loop_reference as reference
 
 TF_ONLY = pytest.mark.skipif(
     keras.backend.backend() != "tensorflow", reason="uses tf.GradientTape / tf.function"
@@ -53,8 +52,8 @@ def test_transformer_block_attention_mask():
 def test_simplicial_block_matches_reference(heads, simplicial_heads, virtual):
     e = _entities(2, n=7)
     block = TwoSimplicialTransformerBlock(
-        num_virtual_entities=virtual, num_heads=heads, key_dim=3, num_simplicial_heads=simplicial_heads,
-        simplicial_key_dim=4, feedforward_dim=9,
+        num_virtual_entities=virtual, num_heads=heads, key_dim=3,
+        num_simplicial_heads=simplicial_heads, simplicial_key_dim=4, feedforward_dim=9,
     )
     block.build(e.shape)
     _randomise_norms(block)

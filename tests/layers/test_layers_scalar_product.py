@@ -5,11 +5,10 @@ import itertools
 import keras
 import numpy as np
 import pytest
+from loop_reference import scalar_product_by_gram, triple_vector_norm
 
 from keras_simplicial import unsigned_scalar_product
 from keras_simplicial.scalar_product import scalar_product_square_terms
-
-from loop_reference import scalar_product_by_gram, triple_vector_norm
 
 RNG = np.random.default_rng(0)
 
@@ -54,7 +53,8 @@ def test_broadcasting_over_leading_axes():
     l2 = RNG.normal(size=(1, 1, 2, 5))
     out = usp(p, l1, l2)
     assert out.shape == (4, 3, 2)
-    np.testing.assert_allclose(out[2, 1, 0], triple_vector_norm(p[2, 0, 0], l1[0, 1, 0], l2[0, 0, 0]))
+    np.testing.assert_allclose(out[2, 1, 0],
+                               triple_vector_norm(p[2, 0, 0], l1[0, 1, 0], l2[0, 0, 0]))
 
 
 @pytest.mark.parametrize("k", [2, 3, 4])

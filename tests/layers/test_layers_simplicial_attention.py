@@ -3,13 +3,12 @@
 import os
 
 import keras
+import loop_reference as reference
 import numpy as np
 import pytest
 
 from keras_simplicial import SimplicialAttention, VirtualEntities
 from keras_simplicial import simplicial_attention as simplicial_module
-
-import loop_reference as reference
 
 TF_ONLY = pytest.mark.skipif(
     keras.backend.backend() != "tensorflow", reason="uses tf.GradientTape / tf.function"
