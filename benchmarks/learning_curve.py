@@ -176,6 +176,11 @@ def iteration_of(checkpoint):
     return int(Path(checkpoint).name.rsplit("_", 1)[-1])
 
 
+def count(value):
+    """`1,234` for a number, `-` for a count that a short run could not give."""
+    return "-" if value is None else f"{value:,.0f}"
+
+
 def markdown(report):
     levels = [str(level) for level in LEVELS]
     budgets = report["args"].get("budget") or []
@@ -194,12 +199,12 @@ def markdown(report):
         for budget in budgets:
             b = r["budget_evaluations"].get(str(budget))
             within += (f" {b['sampled']['win_rate']:.3f}, **{b['greedy']['win_rate']:.3f}** "
-                       f"({b['checkpoint_timesteps']:,}) |" if b else " - |")
+                       f"({count(b['checkpoint_timesteps'])}) |" if b else " - |")
         lines.append(
             f"| {name} | {to} |{within} {best['sampled']['win_rate']:.3f}, "
             f"**{best['greedy']['win_rate']:.3f}** ({Path(best['checkpoint']).name}) | "
             f"{final['sampled']['win_rate']:.3f}, **{final['greedy']['win_rate']:.3f}** | "
-            f"{r['median_frames_per_s']:,.0f} |")
+            f"{count(r['median_frames_per_s'])} |")
     lines.append("")
     for agent, entry in report["agents"].items():
         lines.append(f"- **{agent}** ({entry['seeds']} seeds): best checkpoint greedy win rate "
@@ -207,7 +212,7 @@ def markdown(report):
                      f"final greedy min {entry['final_greedy_min']:.3f}, mean "
                      f"{entry['final_greedy_mean']:.3f}; seeds whose training win rate reached "
                      f"0.99: {entry['reached_0.99']}/{entry['seeds']}"
-                     + "".join(f"; best checkpoint of the first {budget:,} steps: greedy win "
+                     + "".join(f"; best checkpoint of the first {int(budget):,} steps: greedy win "
                                f"rate min {within['min']:.3f}, mean {within['mean']:.3f} over "
                                f"{within['runs']} runs"
                                for budget, within in entry["within"].items()))
