@@ -106,6 +106,20 @@ def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session,
             lambda runner: logits_of(runner.get_policy()), local_env_runner=False)
         for runner_logits in remote_logits:
             np.testing.assert_allclose(runner_logits, logits_of(policy), rtol=1e-5, atol=1e-5)
+
+        # A policy restored from this state (what resuming a run does) gets RMSProp's mean
+        # squares too, not zeros: RLlib alone skips them on a policy that has not trained yet.
+        from ray.rllib.policy.policy import Policy
+
+        state = policy.get_state()
+        saved = [np.asarray(v) for v in state["_optimizer_variables"]]
+        assert len(saved) > 1 and any(np.any(v != 0) for v in saved[1:])
+        restored = Policy.from_state(state)
+        assert type(restored).__mro__[1].__name__ == type(policy).__mro__[1].__name__
+        values = [np.asarray(v) for v in restored._optimizer.variables()]
+        assert len(values) == len(saved)
+        for value, expected in zip(values, saved):
+            np.testing.assert_array_equal(value, expected)
     finally:
         learner_thread = algorithm._learner_thread
         algorithm.stop()
