@@ -32,10 +32,12 @@ $(STAMP): setup.py
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest -m "not slow" tests
 
 test-all: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest tests
 
 train: $(STAMP)

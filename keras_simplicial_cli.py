@@ -55,8 +55,9 @@ def parse_json_object(text, argument):
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"{argument} is not valid JSON ({error.msg} at position {error.pos}): "
-                         f"{text!r}") from None
+        raise ValueError(
+            f"{argument} is not valid JSON ({error.msg} at position {error.pos}): {text!r}"
+        ) from None
     if not isinstance(value, dict):
         raise ValueError(f"{argument} must be a JSON object like '{{\"lr\": 1e-4}}', got {text!r}")
     return value
@@ -68,6 +69,7 @@ def _json_object(argument):
             return parse_json_object(text, argument)
         except ValueError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
+
     return parse
 
 
@@ -94,162 +96,286 @@ def _non_negative_int(text):
 def build_parser():
     parser = OneLineErrorParser(
         prog="keras-simplicial",
-        description="The 2-simplicial Transformer: train, evaluate and inspect BoxWorld agents.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                     parser_class=OneLineErrorParser)
+        description="The 2-simplicial Transformer: train, evaluate and inspect BoxWorld agents.",
+    )
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=OneLineErrorParser
+    )
 
     train = commands.add_parser("train", help="train an agent with IMPALA on Ray RLlib")
-    train.add_argument("--run", default="IMPALA", choices=RUN_CHOICES,
-                       help="the RLlib algorithm (default: IMPALA, as in the paper)")
-    train.add_argument("--preset", default="paper", choices=PRESET_CHOICES,
-                       help="starting point: 'paper' (bridge BoxWorld, Table 1) or 'easy' "
-                            "(BoxWorld on a 3 x 6 board, one key and the Gem, 30 steps, smaller "
-                            "batches; what `make train` runs); --env-config and --config add to it")
-    train.add_argument("--env", default=None, choices=ENV_CHOICES,
-                       help="default: the preset's (paper: BridgeBoxWorld-v0)")
+    train.add_argument(
+        "--run",
+        default="IMPALA",
+        choices=RUN_CHOICES,
+        help="the RLlib algorithm (default: IMPALA, as in the paper)",
+    )
+    train.add_argument(
+        "--preset",
+        default="paper",
+        choices=PRESET_CHOICES,
+        help="starting point: 'paper' (bridge BoxWorld, Table 1) or 'easy' "
+        "(BoxWorld on a 3 x 6 board, one key and the Gem, 30 steps, smaller "
+        "batches; what `make train` runs); --env-config and --config add to it",
+    )
+    train.add_argument(
+        "--env",
+        default=None,
+        choices=ENV_CHOICES,
+        help="default: the preset's (paper: BridgeBoxWorld-v0)",
+    )
     train.add_argument("--agent", default="simplicial", choices=AGENT_CHOICES)
-    train.add_argument("--config", type=_json_object("--config"), default={},
-                       help="JSON object of IMPALAConfig overrides, e.g. '{\"lr\": 1e-4}'")
-    train.add_argument("--env-config", type=_json_object("--env-config"), default={},
-                       help="JSON object of environment arguments, e.g. "
-                            "'{\"max_solution_length\": 1}'")
-    train.add_argument("--model-config", type=_json_object("--model-config"), default={},
-                       help="JSON object of architecture overrides, e.g. '{\"num_heads\": 4}'")
-    train.add_argument("--stop-timesteps", type=_positive_int, default=5_500_000_000,
-                       help="environment steps to train for (default: the paper's 5.5e9)")
-    train.add_argument("--stop-seconds", type=float, default=None,
-                       help="also stop after this much wall-clock time")
-    train.add_argument("--num-env-runners", type=_non_negative_int,
-                       default=DEFAULT_NUM_ENV_RUNNERS,
-                       help="rollout worker processes (default: %(default)s, the driver samples "
-                            "beside the learner thread: fastest on a few cores; on a cluster, one "
-                            "per CPU)")
-    train.add_argument("--num-envs-per-env-runner", type=_positive_int,
-                       default=DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
-                       help="boards each runner steps as one batch (default: %(default)s)")
-    train.add_argument("--sampler", default=DEFAULT_SAMPLER, choices=SAMPLER_CHOICES,
-                       help="'batched' (default): each env runner steps its boards as one batch; "
-                            "'rllib': RLlib's per-env sampler (slower on small boards, runs every "
-                            "RLlib episode callback)")
+    train.add_argument(
+        "--config",
+        type=_json_object("--config"),
+        default={},
+        help="JSON object of IMPALAConfig overrides, e.g. '{\"lr\": 1e-4}'",
+    )
+    train.add_argument(
+        "--env-config",
+        type=_json_object("--env-config"),
+        default={},
+        help="JSON object of environment arguments, e.g. '{\"max_solution_length\": 1}'",
+    )
+    train.add_argument(
+        "--model-config",
+        type=_json_object("--model-config"),
+        default={},
+        help="JSON object of architecture overrides, e.g. '{\"num_heads\": 4}'",
+    )
+    train.add_argument(
+        "--stop-timesteps",
+        type=_positive_int,
+        default=5_500_000_000,
+        help="environment steps to train for (default: the paper's 5.5e9)",
+    )
+    train.add_argument(
+        "--stop-seconds", type=float, default=None, help="also stop after this much wall-clock time"
+    )
+    train.add_argument(
+        "--num-env-runners",
+        type=_non_negative_int,
+        default=DEFAULT_NUM_ENV_RUNNERS,
+        help="rollout worker processes (default: %(default)s, the driver samples "
+        "beside the learner thread: fastest on a few cores; on a cluster, one "
+        "per CPU)",
+    )
+    train.add_argument(
+        "--num-envs-per-env-runner",
+        type=_positive_int,
+        default=DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
+        help="boards each runner steps as one batch (default: %(default)s)",
+    )
+    train.add_argument(
+        "--sampler",
+        default=DEFAULT_SAMPLER,
+        choices=SAMPLER_CHOICES,
+        help="'batched' (default): each env runner steps its boards as one batch; "
+        "'rllib': RLlib's per-env sampler (slower on small boards, runs every "
+        "RLlib episode callback)",
+    )
     train.add_argument("--seed", type=int, default=None)
-    train.add_argument("--out", default=None,
-                       help="run directory (default: runs/<agent>-<env>-<time>)")
-    train.add_argument("--resume", action="store_true",
-                       help="continue the run in --out from its last checkpoint")
-    train.add_argument("--address", default=None,
-                       help="join the Ray cluster at this address (default: start a local Ray)")
-    train.add_argument("--checkpoint-every", type=_positive_int, default=10,
-                       help="iterations between checkpoints (default: 10)")
-    train.add_argument("--evaluate", type=_non_negative_int, default=0, metavar="EPISODES",
-                       help="after training, evaluate the final checkpoint on this many episodes")
+    train.add_argument(
+        "--out", default=None, help="run directory (default: runs/<agent>-<env>-<time>)"
+    )
+    train.add_argument(
+        "--resume", action="store_true", help="continue the run in --out from its last checkpoint"
+    )
+    train.add_argument(
+        "--address",
+        default=None,
+        help="join the Ray cluster at this address (default: start a local Ray)",
+    )
+    train.add_argument(
+        "--checkpoint-every",
+        type=_positive_int,
+        default=10,
+        help="iterations between checkpoints (default: 10)",
+    )
+    train.add_argument(
+        "--evaluate",
+        type=_non_negative_int,
+        default=0,
+        metavar="EPISODES",
+        help="after training, evaluate the final checkpoint on this many episodes",
+    )
     train.add_argument("--progress", default="auto", choices=PROGRESS_CHOICES)
 
     evaluate = commands.add_parser("evaluate", help="win rates per puzzle type of a checkpoint")
     evaluate.add_argument("checkpoint", help="a checkpoint directory or a run directory")
     evaluate.add_argument("--episodes", type=_positive_int, default=1000)
-    evaluate.add_argument("--env", default=None, choices=ENV_CHOICES,
-                          help="default: the environment the run trained on")
+    evaluate.add_argument(
+        "--env",
+        default=None,
+        choices=ENV_CHOICES,
+        help="default: the environment the run trained on",
+    )
     evaluate.add_argument("--env-config", type=_json_object("--env-config"), default=None)
     evaluate.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--num-envs", type=_positive_int, default=32)
-    evaluate.add_argument("--max-episode-steps", type=_positive_int, default=None,
-                          help="the step limit of an episode (default: the run's max_steps, "
-                               "else 500)")
+    evaluate.add_argument(
+        "--max-episode-steps",
+        type=_positive_int,
+        default=None,
+        help="the step limit of an episode (default: the run's max_steps, else 500)",
+    )
     evaluate.add_argument("--greedy", action="store_true", help="take the most likely action")
-    evaluate.add_argument("--output", default=None,
-                          help="JSON report path (default: <run>/evaluation.json)")
+    evaluate.add_argument(
+        "--output", default=None, help="JSON report path (default: <run>/evaluation.json)"
+    )
 
     plot = commands.add_parser("plot", help="training curves of one or more runs")
     plot.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
     plot.add_argument("--out", default="training_curves.png", help="PNG or PDF path")
     plot.add_argument("--per-run", action="store_true", help="add one panel per run")
-    plot.add_argument("--time-adjusted", action="store_true",
-                      help="rescale steps by measured frames/s (Appendix C)")
+    plot.add_argument(
+        "--time-adjusted",
+        action="store_true",
+        help="rescale steps by measured frames/s (Appendix C)",
+    )
 
     visualize = commands.add_parser(
-        "visualize", help="attention figures of one episode (Section 6.1), optionally a GIF")
+        "visualize", help="attention figures of one episode (Section 6.1), optionally a GIF"
+    )
     visualize.add_argument("checkpoint", help="a checkpoint directory or a run directory")
     visualize.add_argument("--seed", type=int, default=0, help="the episode's board (default 0)")
-    visualize.add_argument("--step", type=int, default=None,
-                           help="the decision to draw, 0-based; negative counts from the end "
-                                "(default: the last)")
-    visualize.add_argument("--out", default="attention",
-                           help="directory for the figures (default: ./attention)")
-    visualize.add_argument("--format", nargs="+", default=["png"], choices=("png", "pdf", "svg"),
-                           dest="formats", help="file formats (default: png)")
-    visualize.add_argument("--gif", action="store_true",
-                           help="also write the whole episode as an animated GIF")
+    visualize.add_argument(
+        "--step",
+        type=int,
+        default=None,
+        help="the decision to draw, 0-based; negative counts from the end (default: the last)",
+    )
+    visualize.add_argument(
+        "--out", default="attention", help="directory for the figures (default: ./attention)"
+    )
+    visualize.add_argument(
+        "--format",
+        nargs="+",
+        default=["png"],
+        choices=("png", "pdf", "svg"),
+        dest="formats",
+        help="file formats (default: png)",
+    )
+    visualize.add_argument(
+        "--gif", action="store_true", help="also write the whole episode as an animated GIF"
+    )
     visualize.add_argument("--fps", type=float, default=4.0, help="GIF frames per second")
-    visualize.add_argument("--sharpen", type=float, default=1.0,
-                           help="multiply the virtual entities' logits by this factor (the paper "
-                                "uses 2 in print; default 1: none)")
+    visualize.add_argument(
+        "--sharpen",
+        type=float,
+        default=1.0,
+        help="multiply the virtual entities' logits by this factor (the paper "
+        "uses 2 in print; default 1: none)",
+    )
     _add_episode_arguments(visualize)
 
     explain = commands.add_parser(
-        "explain", help="the proof tree of one episode's behaviour (Appendix B) and the "
-                        "source/sink rule (Remark B.1) versus what the agent did")
+        "explain",
+        help="the proof tree of one episode's behaviour (Appendix B) and the "
+        "source/sink rule (Remark B.1) versus what the agent did",
+    )
     explain.add_argument("checkpoint", help="a checkpoint directory or a run directory")
     explain.add_argument("--seed", type=int, default=0, help="the episode's board (default 0)")
-    explain.add_argument("--style", default="unicode", choices=STYLE_CHOICES,
-                         help="notation of the sequents; latex also prints a bussproofs tree")
+    explain.add_argument(
+        "--style",
+        default="unicode",
+        choices=STYLE_CHOICES,
+        help="notation of the sequents; latex also prints a bussproofs tree",
+    )
     _add_episode_arguments(explain)
 
     probe = commands.add_parser(
-        "probe", help="logic probe: bridge avoidance when the source/sink rule locates the "
-                      "bridge versus when it cannot")
+        "probe",
+        help="logic probe: bridge avoidance when the source/sink rule locates the "
+        "bridge versus when it cannot",
+    )
     probe.add_argument("checkpoint", help="a checkpoint directory or a run directory")
     probe.add_argument("--episodes", type=_positive_int, default=500)
     probe.add_argument("--seed", type=int, default=0, help="first board seed (default 0)")
-    probe.add_argument("--num-envs", type=_positive_int, default=32,
-                       help="boards played in lockstep (default 32)")
-    probe.add_argument("--board-only", action="store_true",
-                       help="apply the rule to the boxes on the board only, not to held keys")
+    probe.add_argument(
+        "--num-envs", type=_positive_int, default=32, help="boards played in lockstep (default 32)"
+    )
+    probe.add_argument(
+        "--board-only",
+        action="store_true",
+        help="apply the rule to the boxes on the board only, not to held keys",
+    )
     probe.add_argument("--output", default=None, help="also write the table as JSON")
     _add_episode_arguments(probe)
 
     plot_types = commands.add_parser(
-        "plot-types", help="win rate per puzzle type from evaluation reports (Figures 10, 11)")
-    plot_types.add_argument("reports", nargs="+", metavar="EVALUATION",
-                            help="evaluation.json files (or run directories holding one)")
-    plot_types.add_argument("--types", nargs="+", default=None, metavar="A,B,C",
-                            help="puzzle types to show, e.g. 1,1,2 2,2,4 (default: all)")
+        "plot-types", help="win rate per puzzle type from evaluation reports (Figures 10, 11)"
+    )
+    plot_types.add_argument(
+        "reports",
+        nargs="+",
+        metavar="EVALUATION",
+        help="evaluation.json files (or run directories holding one)",
+    )
+    plot_types.add_argument(
+        "--types",
+        nargs="+",
+        default=None,
+        metavar="A,B,C",
+        help="puzzle types to show, e.g. 1,1,2 2,2,4 (default: all)",
+    )
     plot_types.add_argument("--out", default="win_rate_per_type.png", help="PNG or PDF path")
     plot_types.add_argument("--title", default=None)
 
     policy = commands.add_parser(
-        "policy-map", help="the policy's action probabilities with the player on each free tile "
-                           "of one board: does it know where it is?")
+        "policy-map",
+        help="the policy's action probabilities with the player on each free tile "
+        "of one board: does it know where it is?",
+    )
     policy.add_argument("checkpoint", help="a checkpoint directory or a run directory")
     policy.add_argument("--seed", type=int, default=0, help="the board: reset(seed=...)")
-    policy.add_argument("--env-config", type=_json_object("--env-config"), default=None,
-                        help="JSON object of environment arguments (default: the run's)")
+    policy.add_argument(
+        "--env-config",
+        type=_json_object("--env-config"),
+        default=None,
+        help="JSON object of environment arguments (default: the run's)",
+    )
     policy.add_argument("--out", default="policy_map.png", help="PNG, PDF or SVG path")
 
     play = commands.add_parser(
-        "play", help="play (bridge) BoxWorld yourself in the terminal",
+        "play",
+        help="play (bridge) BoxWorld yourself in the terminal",
         description="Arrow keys or h/j/k/l move, ? takes a step of the shortest plan, r draws a "
-                    "new puzzle, q quits. Without a terminal, keys are read from stdin, e.g. "
-                    "echo 'l l j q' | keras-simplicial play")
-    play.add_argument("--env", default=ENV_CHOICES[0], choices=ENV_CHOICES,
-                      help="default: %(default)s")
+        "new puzzle, q quits. Without a terminal, keys are read from stdin, e.g. "
+        "echo 'l l j q' | keras-simplicial play",
+    )
+    play.add_argument(
+        "--env", default=ENV_CHOICES[0], choices=ENV_CHOICES, help="default: %(default)s"
+    )
     play.add_argument("--seed", type=int, default=None, help="seed of the first puzzle")
-    play.add_argument("--env-config", type=_json_object("--env-config"), default={},
-                      help="JSON object of environment arguments, e.g. "
-                           "'{\"max_solution_length\": 2}'")
+    play.add_argument(
+        "--env-config",
+        type=_json_object("--env-config"),
+        default={},
+        help="JSON object of environment arguments, e.g. '{\"max_solution_length\": 2}'",
+    )
     for command in commands.choices.values():
-        command.add_argument("--verbose", action="store_true",
-                             help="show TensorFlow's log lines")
+        command.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
     return parser
 
 
 def _add_episode_arguments(parser):
-    parser.add_argument("--greedy", action="store_true",
-                        help="take the most likely action (default: sample from the policy)")
-    parser.add_argument("--max-steps", type=_positive_int, default=None,
-                        help="stop an episode after this many steps (default: the run's "
-                             "max_steps, else 500)")
-    parser.add_argument("--env-config", type=_json_object("--env-config"), default=None,
-                        help="JSON object of environment arguments (default: the run's)")
+    parser.add_argument(
+        "--greedy",
+        action="store_true",
+        help="take the most likely action (default: sample from the policy)",
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=_positive_int,
+        default=None,
+        help="stop an episode after this many steps (default: the run's max_steps, else 500)",
+    )
+    parser.add_argument(
+        "--env-config",
+        type=_json_object("--env-config"),
+        default=None,
+        help="JSON object of environment arguments (default: the run's)",
+    )
 
 
 def main(argv=None):

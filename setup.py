@@ -10,6 +10,7 @@ installs them under one import name, so nothing generic lands in site-packages:
 The `keras-simplicial` command is the module ``keras_simplicial_cli`` beside them, outside the
 package: importing ``keras_simplicial`` loads TensorFlow, which ``--help`` should not wait for.
 """
+
 from setuptools import find_packages, setup
 
 PACKAGE_DIRS = {

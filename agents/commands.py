@@ -35,20 +35,33 @@ def command_train(args):
     if args.resume and not args.out:
         raise ValueError("--resume needs --out, the run directory to continue.")
     summary = train(
-        env=env, agent=args.agent, out=out, stop_timesteps=args.stop_timesteps,
-        env_config=env_config, model_overrides=args.model_config, overrides=overrides,
+        env=env,
+        agent=args.agent,
+        out=out,
+        stop_timesteps=args.stop_timesteps,
+        env_config=env_config,
+        model_overrides=args.model_config,
+        overrides=overrides,
         num_env_runners=args.num_env_runners,
-        num_envs_per_env_runner=args.num_envs_per_env_runner, seed=args.seed,
-        resume=args.resume, address=args.address, checkpoint_every=args.checkpoint_every,
-        stop_seconds=args.stop_seconds, progress=args.progress, sampler=args.sampler,
+        num_envs_per_env_runner=args.num_envs_per_env_runner,
+        seed=args.seed,
+        resume=args.resume,
+        address=args.address,
+        checkpoint_every=args.checkpoint_every,
+        stop_seconds=args.stop_seconds,
+        progress=args.progress,
+        sampler=args.sampler,
     )
     state = "interrupted" if summary.interrupted else "finished"
-    print(f"\nTraining {state} after {summary.timesteps:,} steps "
-          f"({summary.iterations} iterations).")
+    print(
+        f"\nTraining {state} after {summary.timesteps:,} steps ({summary.iterations} iterations)."
+    )
     print(f"  checkpoint:   {summary.checkpoint}")
     if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
-        print(f"  best:         {summary.best_checkpoint} (win rate {summary.best_win_rate:.2f} "
-              "while training)")
+        print(
+            f"  best:         {summary.best_checkpoint} (win rate {summary.best_win_rate:.2f} "
+            "while training)"
+        )
     print(f"  metrics:      {summary.metrics_csv}")
     print(f"  TensorBoard:  tensorboard --logdir {summary.tensorboard_dir}")
     print(f"  plot:         {summary.plot}")
@@ -63,8 +76,9 @@ def command_train(args):
         if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
             best_output = Path(summary.run_dir) / "evaluation_best.json"
             print(f"\nEvaluating the best checkpoint on {args.evaluate} episodes ...")
-            report = evaluate_checkpoint(summary.best_checkpoint, episodes=args.evaluate,
-                                         output=best_output)
+            report = evaluate_checkpoint(
+                summary.best_checkpoint, episodes=args.evaluate, output=best_output
+            )
             print(format_report(report))
             print(f"  evaluation:   {report['output']}")
     return 0
@@ -73,10 +87,17 @@ def command_train(args):
 def command_evaluate(args):
     from keras_simplicial.agents.analysis.evaluation import evaluate_checkpoint, format_report
 
-    report = evaluate_checkpoint(args.checkpoint, episodes=args.episodes, env_id=args.env,
-                                 env_config=args.env_config, seed=args.seed,
-                                 num_envs=args.num_envs, max_episode_steps=args.max_episode_steps,
-                                 explore=not args.greedy, output=args.output)
+    report = evaluate_checkpoint(
+        args.checkpoint,
+        episodes=args.episodes,
+        env_id=args.env,
+        env_config=args.env_config,
+        seed=args.seed,
+        num_envs=args.num_envs,
+        max_episode_steps=args.max_episode_steps,
+        explore=not args.greedy,
+        output=args.output,
+    )
     print(format_report(report))
     if "output" in report:
         print(f"Saved {report['output']}")
@@ -86,8 +107,9 @@ def command_evaluate(args):
 def command_plot(args):
     from keras_simplicial.agents.analysis.training_curves import plot_training_curves
 
-    plot_training_curves(args.run_dirs, args.out, per_run_panels=args.per_run,
-                         time_adjusted=args.time_adjusted)
+    plot_training_curves(
+        args.run_dirs, args.out, per_run_panels=args.per_run, time_adjusted=args.time_adjusted
+    )
     print(f"Saved {args.out}")
     return 0
 
@@ -97,12 +119,16 @@ def command_visualize(args):
     from keras_simplicial.agents.analysis.episode import play_episode
 
     agent, env_id, env_config = _load_agent(args)
-    record = play_episode(agent, env_id, env_config, seed=args.seed, greedy=args.greedy,
-                          max_steps=args.max_steps)
-    print(f"{agent.kind} agent, seed {args.seed}: puzzle type {record.puzzle_type}, "
-          f"{record.length} steps, {record.outcome()}")
-    for path in save_figures(record, args.out, step=args.step, formats=args.formats,
-                             sharpen=args.sharpen):
+    record = play_episode(
+        agent, env_id, env_config, seed=args.seed, greedy=args.greedy, max_steps=args.max_steps
+    )
+    print(
+        f"{agent.kind} agent, seed {args.seed}: puzzle type {record.puzzle_type}, "
+        f"{record.length} steps, {record.outcome()}"
+    )
+    for path in save_figures(
+        record, args.out, step=args.step, formats=args.formats, sharpen=args.sharpen
+    ):
         print(f"Saved {path}")
     if args.gif:
         path = Path(args.out) / f"seed{args.seed}_episode.gif"
@@ -116,8 +142,15 @@ def command_explain(args):
     from keras_simplicial.agents.analysis.explanations import explain_episode, format_explanation
 
     agent, env_id, env_config = _load_agent(args)
-    record = play_episode(agent, env_id, env_config, seed=args.seed, greedy=args.greedy,
-                          max_steps=args.max_steps, record_attention=False)
+    record = play_episode(
+        agent,
+        env_id,
+        env_config,
+        seed=args.seed,
+        greedy=args.greedy,
+        max_steps=args.max_steps,
+        record_attention=False,
+    )
     explanation = explain_episode(record)
     print(format_explanation(explanation, args.style))
     if args.style == "latex":
@@ -129,9 +162,17 @@ def command_probe(args):
     from keras_simplicial.agents.analysis.logic_probe import format_probe_table, logic_probe
 
     agent, env_id, env_config = _load_agent(args)
-    result = logic_probe(agent, env_id, env_config, episodes=args.episodes, seed=args.seed,
-                         num_envs=args.num_envs, greedy=args.greedy, max_steps=args.max_steps,
-                         include_held=not args.board_only)
+    result = logic_probe(
+        agent,
+        env_id,
+        env_config,
+        episodes=args.episodes,
+        seed=args.seed,
+        num_envs=args.num_envs,
+        greedy=args.greedy,
+        max_steps=args.max_steps,
+        include_held=not args.board_only,
+    )
     print(format_probe_table(result))
     if args.output:
         from keras_simplicial.agents.training.run_directory import atomic_write_text
@@ -172,7 +213,14 @@ def command_play(args):
     return play(args.env, seed=args.seed, env_config=args.env_config)
 
 
-COMMANDS = {"train": command_train, "evaluate": command_evaluate, "plot": command_plot,
-            "play": command_play, "visualize": command_visualize, "explain": command_explain,
-            "probe": command_probe, "plot-types": command_plot_types,
-            "policy-map": command_policy_map}
+COMMANDS = {
+    "train": command_train,
+    "evaluate": command_evaluate,
+    "plot": command_plot,
+    "play": command_play,
+    "visualize": command_visualize,
+    "explain": command_explain,
+    "probe": command_probe,
+    "plot-types": command_plot_types,
+    "policy-map": command_policy_map,
+}

@@ -86,9 +86,11 @@ def main():
     while n <= args.max_n:
         ns.append(n)
         n *= 4
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores; Keras {keras.__version__} on "
-          f"JAX {jax.__version__} (XLA CPU); batch {args.batch}, 1 head, d = {KEY_DIM}, "
-          f"M = sqrt(N), forward, median of {args.repeats}; tiles of {args.tile_size} j-rows")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores; Keras {keras.__version__} on "
+        f"JAX {jax.__version__} (XLA CPU); batch {args.batch}, 1 head, d = {KEY_DIM}, "
+        f"M = sqrt(N), forward, median of {args.repeats}; tiles of {args.tile_size} j-rows"
+    )
     print("| N | M | direct ms | tiled ms | naive ms | direct MiB | tiled MiB | naive MiB |")
     print("|---|---|---|---|---|---|---|---|")
     rows = []
@@ -121,30 +123,41 @@ def main():
             # Not asserted: the naive float32 norm of the grade-one vector drifts from the
             # Gram-entry logits when logits reach ~1e3 (the direct path matches a float64
             # reference to ~1e-6); the deviation is printed instead.
-            row["naive_diff"] = float(np.abs(np.asarray(compiled(named, query, value))
-                                             - outputs["direct"]).max())
+            row["naive_diff"] = float(
+                np.abs(np.asarray(compiled(named, query, value)) - outputs["direct"]).max()
+            )
             naive_cells = f"{fmt_t(row['naive'])} | {fmt_m(row['naive_mem'])}"
         else:
             row["naive"] = None
-            naive_cells = (f"skipped: one [N, M, M, d] tensor is {naive_bytes / 2**30:.1f} GiB "
-                           f"> --naive-limit-gb {args.naive_limit_gb} | skipped")
+            naive_cells = (
+                f"skipped: one [N, M, M, d] tensor is {naive_bytes / 2**30:.1f} GiB "
+                f"> --naive-limit-gb {args.naive_limit_gb} | skipped"
+            )
         np.testing.assert_allclose(outputs["tiled"], outputs["direct"], rtol=1e-4, atol=1e-4)
         rows.append(row)
         direct_ms, tiled_ms = fmt_t(row["direct"]), fmt_t(row["tiled"])
         naive_ms, naive_mib = naive_cells.split(" | ")
-        print(f"| {n} | {m} | {direct_ms} | {tiled_ms} | {naive_ms} | "
-              f"{fmt_m(row['direct_mem'])} | {fmt_m(row['tiled_mem'])} | {naive_mib} |",
-              flush=True)
+        print(
+            f"| {n} | {m} | {direct_ms} | {tiled_ms} | {naive_ms} | "
+            f"{fmt_m(row['direct_mem'])} | {fmt_m(row['tiled_mem'])} | {naive_mib} |",
+            flush=True,
+        )
     ns_fit = [r["n"] for r in rows]
-    print(f"log-log slope of time vs N: direct {slope(ns_fit, [r['direct'] for r in rows]):.2f}, "
-          f"tiled {slope(ns_fit, [r['tiled'] for r in rows]):.2f} (target <= 2.1; O(N M^2) = "
-          f"O(N^2) for M = sqrt(N))")
+    print(
+        f"log-log slope of time vs N: direct {slope(ns_fit, [r['direct'] for r in rows]):.2f}, "
+        f"tiled {slope(ns_fit, [r['tiled'] for r in rows]):.2f} (target <= 2.1; O(N M^2) = "
+        f"O(N^2) for M = sqrt(N))"
+    )
     naive_rows = [r for r in rows if r["naive"] is not None]
-    print("naive max |output - direct| per N: "
-          + ", ".join(f"{r['n']}: {r['naive_diff']:.1e}" for r in naive_rows))
+    print(
+        "naive max |output - direct| per N: "
+        + ", ".join(f"{r['n']}: {r['naive_diff']:.1e}" for r in naive_rows)
+    )
     if len(naive_rows) >= 2:
-        print(f"naive slope over N <= {naive_rows[-1]['n']}: "
-              f"{slope([r['n'] for r in naive_rows], [r['naive'] for r in naive_rows]):.2f}")
+        print(
+            f"naive slope over N <= {naive_rows[-1]['n']}: "
+            f"{slope([r['n'] for r in naive_rows], [r['naive'] for r in naive_rows]):.2f}"
+        )
 
 
 if __name__ == "__main__":

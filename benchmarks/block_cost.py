@@ -24,8 +24,9 @@ import tensorflow as tf  # noqa: E402
 from keras_simplicial import TransformerBlock, TwoSimplicialTransformerBlock  # noqa: E402
 
 
-def multiply_adds(entities, features, heads=2, key_dim=32, feedforward=64, virtual=0,
-                  simplicial_dim=48):
+def multiply_adds(
+    entities, features, heads=2, key_dim=32, feedforward=64, virtual=0, simplicial_dim=48
+):
     """Multiply-adds per sample of one forward pass, counting the matmuls / contractions as the
     blocks compute them (virtual=0: the relational block). The backward pass differentiates
     every product with respect to both operands (inputs included), 2x the forward count, so the
@@ -42,13 +43,15 @@ def multiply_adds(entities, features, heads=2, key_dim=32, feedforward=64, virtu
     }
     if m:
         d = simplicial_dim
-        count.update({
-            "p projection (standard entities)": n * features * d,
-            "l1, l2, u projection (virtual entities)": m * features * 3 * d,
-            "Gram entries p.l, l1.l2, norms": n * 2 * m * d + m * m * d + (n + 2 * m) * d,
-            "B(u_j (x) u_k), all M^2 pairs": m * d**3 + m * m * d * d,
-            "sum_jk weights x B(u_j (x) u_k)": n * m * m * d,
-        })
+        count.update(
+            {
+                "p projection (standard entities)": n * features * d,
+                "l1, l2, u projection (virtual entities)": m * features * 3 * d,
+                "Gram entries p.l, l1.l2, norms": n * 2 * m * d + m * m * d + (n + 2 * m) * d,
+                "B(u_j (x) u_k), all M^2 pairs": m * d**3 + m * m * d * d,
+                "sum_jk weights x B(u_j (x) u_k)": n * m * m * d,
+            }
+        )
     return count
 
 
@@ -85,15 +88,23 @@ def main():
 
     rng = np.random.default_rng(0)
     standard = tf.constant(
-        rng.normal(size=(args.batch, args.entities, args.features)).astype("float32"))
-    with_virtual = tf.constant(rng.normal(
-        size=(args.batch, args.entities + args.virtual, args.features)).astype("float32"))
-    relational = gradient_step(TransformerBlock(num_heads=2, key_dim=32, feedforward_dim=64),
-                               standard)
+        rng.normal(size=(args.batch, args.entities, args.features)).astype("float32")
+    )
+    with_virtual = tf.constant(
+        rng.normal(size=(args.batch, args.entities + args.virtual, args.features)).astype("float32")
+    )
+    relational = gradient_step(
+        TransformerBlock(num_heads=2, key_dim=32, feedforward_dim=64), standard
+    )
     simplicial = gradient_step(
-        TwoSimplicialTransformerBlock(num_virtual_entities=args.virtual, num_heads=2, key_dim=32,
-                                      num_simplicial_heads=1, simplicial_key_dim=48,
-                                      feedforward_dim=64),
+        TwoSimplicialTransformerBlock(
+            num_virtual_entities=args.virtual,
+            num_heads=2,
+            key_dim=32,
+            num_simplicial_heads=1,
+            simplicial_key_dim=48,
+            feedforward_dim=64,
+        ),
         with_virtual,
     )
     for _ in range(args.warmup):
@@ -108,27 +119,41 @@ def main():
     rel = statistics.median(times["relational"])
     simp = statistics.median(times["simplicial"])
     ratios = [s / r for s, r in zip(times["simplicial"], times["relational"])]
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"TensorFlow {tf.__version__}, Keras {keras.__version__}")
-    print(f"config: batch {args.batch} x {args.entities} entities x {args.features} "
-          f"(+{args.virtual} virtual for the simplicial block), XLA, {args.repeats} alternating "
-          f"repeats after {args.warmup} warm-up")
-    print(f"relational (TransformerBlock)              median {rel * 1e3:8.2f} ms  "
-          f"(min {min(times['relational']) * 1e3:.2f})")
-    print(f"simplicial (TwoSimplicialTransformerBlock) median {simp * 1e3:8.2f} ms  "
-          f"(min {min(times['simplicial']) * 1e3:.2f})")
-    print(f"ratio simplicial / relational: {simp / rel:.3f} (ratio of medians), "
-          f"{statistics.median(ratios):.3f} (median of per-round ratios); paper: 80/35 = 2.29")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"TensorFlow {tf.__version__}, Keras {keras.__version__}"
+    )
+    print(
+        f"config: batch {args.batch} x {args.entities} entities x {args.features} "
+        f"(+{args.virtual} virtual for the simplicial block), XLA, {args.repeats} alternating "
+        f"repeats after {args.warmup} warm-up"
+    )
+    print(
+        f"relational (TransformerBlock)              median {rel * 1e3:8.2f} ms  "
+        f"(min {min(times['relational']) * 1e3:.2f})"
+    )
+    print(
+        f"simplicial (TwoSimplicialTransformerBlock) median {simp * 1e3:8.2f} ms  "
+        f"(min {min(times['simplicial']) * 1e3:.2f})"
+    )
+    print(
+        f"ratio simplicial / relational: {simp / rel:.3f} (ratio of medians), "
+        f"{statistics.median(ratios):.3f} (median of per-round ratios); paper: 80/35 = 2.29"
+    )
     rel_count = multiply_adds(args.entities, args.features)
     simp_count = multiply_adds(args.entities, args.features, virtual=args.virtual)
     print("forward multiply-adds per sample:")
     for name in simp_count:
-        print(f"  {name:42s} relational {rel_count.get(name, 0):>9,}  "
-              f"simplicial {simp_count[name]:>9,}")
+        print(
+            f"  {name:42s} relational {rel_count.get(name, 0):>9,}  "
+            f"simplicial {simp_count[name]:>9,}"
+        )
     rel_total, simp_total = sum(rel_count.values()), sum(simp_count.values())
     print(f"  {'total':42s} relational {rel_total:>9,}  simplicial {simp_total:>9,}")
-    print(f"multiply-add ratio simplicial / relational: {simp_total / rel_total:.3f} "
-          f"(the time ratio's floor if both blocks were purely compute-bound)")
+    print(
+        f"multiply-add ratio simplicial / relational: {simp_total / rel_total:.3f} "
+        f"(the time ratio's floor if both blocks were purely compute-bound)"
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ original implementation). Every figure is the median of several timed repeats af
     python benchmarks/env_throughput.py [--batch-sizes 1 64 1024 4096] [--repeats 5] [--cpu 0]
                                         [--markdown docs/benchmarks.md]
 """
+
 import os
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -47,8 +48,8 @@ class PerBoardBridgeBoxWorld:
     def reset(self):
         rng = self.rng
         a = int(rng.integers(1, 4))
-        colours = [int(x) for x in rng.permutation(20)[:2 * a]]
-        top, bottom = colours[:a], colours[a:]          # index 1 = nearest the Gem
+        colours = [int(x) for x in rng.permutation(20)[: 2 * a]]
+        top, bottom = colours[:a], colours[a:]  # index 1 = nearest the Gem
         objects = [(None, top[-1], False), (None, bottom[-1], False)]
         for path in (top, bottom):
             objects += [((path[k],), path[k - 1], False) for k in range(a - 1, 0, -1)]
@@ -59,16 +60,26 @@ class PerBoardBridgeBoxWorld:
         free = [p for p in self.keys if p != gem]
         order = rng.permutation(len(free))
         self.image = np.zeros((self.rows, self.cols + 1, 3), np.uint8)
-        self.image[:, :self.cols] = FLOOR
+        self.image[:, : self.cols] = FLOOR
         self.image[:, self.cols] = EMPTY
         self.cells = {}
         r, c = gem
         gem_object = ((top[0], bottom[0]), "gem", False)
-        for cell, colour in (((r, c), GEM), ((r + 1, c), GEM), ((r, c + 1), PALETTE[top[0]]),
-                             ((r + 1, c + 1), PALETTE[bottom[0]])):
+        for cell, colour in (
+            ((r, c), GEM),
+            ((r + 1, c), GEM),
+            ((r, c + 1), PALETTE[top[0]]),
+            ((r + 1, c + 1), PALETTE[bottom[0]]),
+        ):
             self.image[cell] = colour
-        self.cells.update({(r, c): ("wall", None), (r + 1, c): ("wall", None),
-                           (r, c + 1): ("lock", gem_object), (r + 1, c + 1): ("lock", gem_object)})
+        self.cells.update(
+            {
+                (r, c): ("wall", None),
+                (r + 1, c): ("wall", None),
+                (r, c + 1): ("lock", gem_object),
+                (r + 1, c + 1): ("lock", gem_object),
+            }
+        )
         gem_object += ([(r, c), (r + 1, c), (r, c + 1), (r + 1, c + 1)],)
         self.cells[(r, c + 1)] = self.cells[(r + 1, c + 1)] = ("lock", gem_object)
         for k, (locks, key, fatal) in enumerate(objects):
@@ -83,7 +94,7 @@ class PerBoardBridgeBoxWorld:
                 self.cells[(r, c + 1)] = ("lock", box)
         self.player = (0, 0)
         self.image[0, 0] = PLAYER
-        self.inventory = [None] * self.rows        # display slots, top to bottom
+        self.inventory = [None] * self.rows  # display slots, top to bottom
         return self.image
 
     def _show_inventory(self):
@@ -112,8 +123,7 @@ class PerBoardBridgeBoxWorld:
             for slot in slots:
                 self.inventory[slot] = None
             self.inventory[min(slots)] = key
-            reward, done = ((10.0, True) if key == "gem"
-                            else (-1.0, True) if fatal else (1.0, False))
+            reward, done = (10.0, True) if key == "gem" else (-1.0, True) if fatal else (1.0, False)
         if kind != "floor":
             for cell in obj[3]:
                 self.cells.pop(cell, None)
@@ -158,12 +168,12 @@ class ImageBridgeBoxWorld(PerBoardBridgeBoxWorld):
         tile = self.image[r, c].copy()
         if not np.array_equal(tile, FLOOR):
             left_floor, right_floor = self._is_floor(r, c - 1), self._is_floor(r, c + 1)
-            if left_floor and right_floor:                             # a loose key
+            if left_floor and right_floor:  # a loose key
                 self.image[self.inventory_slot(EMPTY), self.cols] = tile
                 reward = 1.0
             elif left_floor or not right_floor and np.array_equal(tile, GEM):
-                return self.image, 0.0, False                           # a box's key tile
-            else:                                                       # a lock
+                return self.image, 0.0, False  # a box's key tile
+            else:  # a lock
                 content = self.image[r, c - 1].copy()
                 locks = [(r, c)]
                 if np.array_equal(content, GEM):
@@ -214,7 +224,7 @@ def bench_vector(n, steps, warmup, repeats, seed=0):
 
     def run():
         first = next(blocks)
-        for a in actions[first:first + steps]:
+        for a in actions[first : first + steps]:
             _, _, terminated, truncated, _ = env.step(a)
             episodes[0] += int(terminated.sum() + truncated.sum())
 
@@ -244,7 +254,7 @@ def bench_reference(n, steps, repeats, seed=0, board_class=None):
 
     def run():
         for row in next(blocks):
-            for i, board in enumerate(boards):          # the per-board Python loop
+            for i, board in enumerate(boards):  # the per-board Python loop
                 image, reward, done = board.step(row[i])
                 if done:
                     image = board.reset()
@@ -260,8 +270,10 @@ def machine():
             cpu = next(line.split(":", 1)[1].strip() for line in info if "model name" in line)
     except (OSError, StopIteration):
         pass
-    return (f"{cpu}; {os.cpu_count()} logical CPUs on the machine, pinned to 1; Python "
-            f"{platform.python_version()}, numpy {np.__version__}")
+    return (
+        f"{cpu}; {os.cpu_count()} logical CPUs on the machine, pinned to 1; Python "
+        f"{platform.python_version()}, numpy {np.__version__}"
+    )
 
 
 def main(argv=None):
@@ -269,8 +281,11 @@ def main(argv=None):
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 64, 1024, 4096])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--cpu", type=int, default=0)
-    parser.add_argument("--markdown", default=None,
-                        help="write the results as the section '## Environment throughput' here")
+    parser.add_argument(
+        "--markdown",
+        default=None,
+        help="write the results as the section '## Environment throughput' here",
+    )
     args = parser.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {args.cpu})
@@ -279,54 +294,84 @@ def main(argv=None):
         steps = max(200, min(2000, 800_000 // n))
         # A long warm-up reaches the steady state of episode ends and autoresets.
         rate, episodes = bench_vector(n, steps, warmup=max(steps, 1500), repeats=args.repeats)
-        rows.append((f"BoxWorldVectorEnv, batch {n}", rate, f"{steps} steps x {n} board(s), "
-                     f"{episodes:.0f} episodes ended (autoresets) per repeat"))
+        rows.append(
+            (
+                f"BoxWorldVectorEnv, batch {n}",
+                rate,
+                f"{steps} steps x {n} board(s), "
+                f"{episodes:.0f} episodes ended (autoresets) per repeat",
+            )
+        )
         print(f"vector batch {n:5d}: {rate:14,.0f} steps/s", flush=True)
     single = bench_single(20000, args.repeats)
     rows.append(("BoxWorldEnv (single, one board)", single, "20000 steps"))
     print(f"single env       : {single:14,.0f} steps/s", flush=True)
     reference = bench_reference(64, 300, args.repeats)
-    rows.append(("reference: per-board Python, image as state (original style), 64 boards",
-                 reference, "300 steps x 64 boards, Python loop over boards"))
+    rows.append(
+        (
+            "reference: per-board Python, image as state (original style), 64 boards",
+            reference,
+            "300 steps x 64 boards, Python loop over boards",
+        )
+    )
     print(f"per-board ref    : {reference:14,.0f} steps/s", flush=True)
     lean = bench_reference(64, 300, args.repeats, board_class=PerBoardBridgeBoxWorld)
-    rows.append(("lean per-board Python (dict of cells), 64 boards", lean,
-                 "300 steps x 64 boards, Python loop over boards"))
+    rows.append(
+        (
+            "lean per-board Python (dict of cells), 64 boards",
+            lean,
+            "300 steps x 64 boards, Python loop over boards",
+        )
+    )
     print(f"lean per-board   : {lean:14,.0f} steps/s", flush=True)
     biggest = max(args.batch_sizes)
     big_rate = next(r for name, r, _ in rows if name == f"BoxWorldVectorEnv, batch {biggest}")
     ratio = big_rate / reference
-    print(f"ratio (batch {biggest} / per-board reference): {ratio:.0f}x; "
-          f"vs the lean per-board loop: {big_rate / lean:.1f}x")
-    command = "python benchmarks/env_throughput.py " + " ".join(argv if argv is not None
-                                                                else sys.argv[1:])
+    print(
+        f"ratio (batch {biggest} / per-board reference): {ratio:.0f}x; "
+        f"vs the lean per-board loop: {big_rate / lean:.1f}x"
+    )
+    command = "python benchmarks/env_throughput.py " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
     if args.markdown:
-        write_markdown(args.markdown, rows, ratio, big_rate / lean, biggest, command.strip(),
-                       args.repeats)
+        write_markdown(
+            args.markdown, rows, ratio, big_rate / lean, biggest, command.strip(), args.repeats
+        )
     return 0
 
 
 def write_markdown(path, rows, ratio, lean_ratio, biggest, command, repeats):
-    lines = [MARKER, "",
-             f"Command: `{command}` (random actions, observations copied out every step, "
-             f"NEXT_STEP autoreset, bridge BoxWorld defaults; median of {repeats} repeats after a "
-             "warm-up; one core via `os.sched_setaffinity`, OMP/OPENBLAS/MKL threads = 1).", "",
-             f"Machine: {machine()}.", "",
-             "| what | steps/s | run |", "| --- | ---: | --- |"]
+    lines = [
+        MARKER,
+        "",
+        f"Command: `{command}` (random actions, observations copied out every step, "
+        f"NEXT_STEP autoreset, bridge BoxWorld defaults; median of {repeats} repeats after a "
+        "warm-up; one core via `os.sched_setaffinity`, OMP/OPENBLAS/MKL threads = 1).",
+        "",
+        f"Machine: {machine()}.",
+        "",
+        "| what | steps/s | run |",
+        "| --- | ---: | --- |",
+    ]
     lines += [f"| {name} | {rate:,.0f} | {note} |" for name, rate, note in rows]
-    lines += ["", f"Batch {biggest} vs the original-style per-board reference measured in the same "
-              f"run: **{ratio:.0f}x** (vs the lean per-board loop: {lean_ratio:.1f}x). Target: "
-              ">= 2,000,000 steps/s at batch 4096 on one core. Both references are this script's "
-              "own re-implementations of the same game in the per-board style (the original code "
-              "is not run here); the CPU is shared with other jobs, so repeated runs vary by "
-              "about +-30%.", ""]
+    lines += [
+        "",
+        f"Batch {biggest} vs the original-style per-board reference measured in the same "
+        f"run: **{ratio:.0f}x** (vs the lean per-board loop: {lean_ratio:.1f}x). Target: "
+        ">= 2,000,000 steps/s at batch 4096 on one core. Both references are this script's "
+        "own re-implementations of the same game in the per-board style (the original code "
+        "is not run here); the CPU is shared with other jobs, so repeated runs vary by "
+        "about +-30%.",
+        "",
+    ]
     section = "\n".join(lines)
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
     if MARKER in text:
         start = text.index(MARKER)
         nxt = text.find("\n## ", start + len(MARKER))
-        text = text[:start] + section + ("\n" + text[nxt + 1:] if nxt >= 0 else "")
+        text = text[:start] + section + ("\n" + text[nxt + 1 :] if nxt >= 0 else "")
     else:
         text = text.rstrip("\n") + "\n\n" + section
     with open(path, "w", encoding="utf-8") as handle:

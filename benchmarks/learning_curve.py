@@ -74,7 +74,8 @@ def summarise(run_dir):
         return next((step for step, win in zip(steps, wins) if win >= level), None)
 
     return {
-        "iterations": len(rows), "timesteps": steps[-1] if steps else 0,
+        "iterations": len(rows),
+        "timesteps": steps[-1] if steps else 0,
         "win_rate_start": statistics.mean(wins[:5]) if wins else None,
         "win_rate_end": statistics.mean(wins[-5:]) if wins else None,
         "steps_to": {str(level): first_reaching(level) for level in LEVELS},
@@ -98,11 +99,22 @@ def train_or_resume(run_dir, agent, seed, preset, args, stop_timesteps=None):
         import shutil
 
         shutil.rmtree(run_dir)
-    train(preset["env"], agent, out=run_dir, stop_timesteps=stop_timesteps,
-          env_config=preset["env_config"], overrides={**preset["overrides"], **args.config},
-          model_overrides=args.model_config, num_env_runners=args.num_env_runners,
-          num_envs_per_env_runner=args.num_envs, seed=seed, resume=resume,
-          checkpoint_every=args.checkpoint_every, progress="plain", sampler=args.sampler)
+    train(
+        preset["env"],
+        agent,
+        out=run_dir,
+        stop_timesteps=stop_timesteps,
+        env_config=preset["env_config"],
+        overrides={**preset["overrides"], **args.config},
+        model_overrides=args.model_config,
+        num_env_runners=args.num_env_runners,
+        num_envs_per_env_runner=args.num_envs,
+        seed=seed,
+        resume=resume,
+        checkpoint_every=args.checkpoint_every,
+        progress="plain",
+        sampler=args.sampler,
+    )
 
 
 def evaluate_checkpoints(run_dir, checkpoints, episodes):
@@ -122,11 +134,15 @@ def evaluate_checkpoints(run_dir, checkpoints, episodes):
         for mode, explore in (("sampled", True), ("greedy", False)):
             path = Path(run_dir) / f"evaluation_{which}_{mode}.json"
             report = json.loads(path.read_text()) if path.exists() else None
-            if report is None or report.get("checkpoint") != str(checkpoint) \
-                    or report["overall"]["episodes"] != episodes:
+            if (
+                report is None
+                or report.get("checkpoint") != str(checkpoint)
+                or report["overall"]["episodes"] != episodes
+            ):
                 policy = policy or load_policy(checkpoint)
-                report = evaluate_checkpoint(checkpoint, episodes=episodes, explore=explore,
-                                             output=path, policy=policy)
+                report = evaluate_checkpoint(
+                    checkpoint, episodes=episodes, explore=explore, output=path, policy=policy
+                )
             results[which][mode] = report["overall"]
     return results
 
@@ -138,8 +154,9 @@ def evaluate_run(run_dir, episodes):
     run = RunDirectory(run_dir)
     final = run.latest_checkpoint()
     best = run.best_checkpoint()
-    return evaluate_checkpoints(run_dir, {"final": final, "best": best[0] if best else final},
-                                episodes)
+    return evaluate_checkpoints(
+        run_dir, {"final": final, "best": best[0] if best else final}, episodes
+    )
 
 
 def evaluate_budget(run_dir, budget, episodes):
@@ -155,20 +172,24 @@ def evaluate_budget(run_dir, budget, episodes):
     from keras_simplicial.agents.training.run_directory import RunDirectory
 
     run = RunDirectory(run_dir)
-    steps_at = {int(row["training_iteration"]): int(row["timesteps"])
-                for row in run.read_metrics()}
+    steps_at = {int(row["training_iteration"]): int(row["timesteps"]) for row in run.read_metrics()}
     name = f"within_{budget}"
     path = Path(run_dir) / f"evaluation_{name}_greedy.json"
     best = run.best_checkpoint()
     checkpoint = best[0] if best else run.latest_checkpoint()
     if path.exists():
         checkpoint = json.loads(path.read_text())["checkpoint"]
-    elif checkpoint is None or (steps_at.get(iteration_of(checkpoint), budget + 1) > budget
-                                and summarise(run_dir)["timesteps"] > budget + SAMPLE_GRANULARITY):
+    elif checkpoint is None or (
+        steps_at.get(iteration_of(checkpoint), budget + 1) > budget
+        and summarise(run_dir)["timesteps"] > budget + SAMPLE_GRANULARITY
+    ):
         return None
     result = evaluate_checkpoints(run_dir, {name: checkpoint}, episodes)[name]
-    return {**result, "budget": budget,
-            "checkpoint_timesteps": steps_at.get(iteration_of(checkpoint))}
+    return {
+        **result,
+        "budget": budget,
+        "checkpoint_timesteps": steps_at.get(iteration_of(checkpoint)),
+    }
 
 
 def iteration_of(checkpoint):
@@ -184,38 +205,56 @@ def count(value):
 def markdown(report):
     levels = [str(level) for level in LEVELS]
     budgets = report["args"].get("budget") or []
-    budget_head = "".join(f" best checkpoint of the first {budget:,} steps (its step): sampled, "
-                          "greedy |" for budget in budgets)
-    lines = ["| run | steps to " + " / ".join(levels) + " |" + budget_head +
-             " best checkpoint: sampled, greedy | final checkpoint: sampled, greedy |"
-             " frames/s |", "|---|---|" + "---|" * len(budgets) + "---|---|---|"]
+    budget_head = "".join(
+        f" best checkpoint of the first {budget:,} steps (its step): sampled, greedy |"
+        for budget in budgets
+    )
+    lines = [
+        "| run | steps to "
+        + " / ".join(levels)
+        + " |"
+        + budget_head
+        + " best checkpoint: sampled, greedy | final checkpoint: sampled, greedy |"
+        " frames/s |",
+        "|---|---|" + "---|" * len(budgets) + "---|---|---|",
+    ]
     for name, r in report["runs"].items():
-        to = " / ".join(f"{r['steps_to'][level]:,}" if r["steps_to"][level] else "-"
-                        for level in levels)
+        to = " / ".join(
+            f"{r['steps_to'][level]:,}" if r["steps_to"][level] else "-" for level in levels
+        )
         evaluations = r["evaluations"]
         best = evaluations["best"]
         final = evaluations["final"]
         within = ""
         for budget in budgets:
             b = r["budget_evaluations"].get(str(budget))
-            within += (f" {b['sampled']['win_rate']:.3f}, **{b['greedy']['win_rate']:.3f}** "
-                       f"({count(b['checkpoint_timesteps'])}) |" if b else " - |")
+            within += (
+                f" {b['sampled']['win_rate']:.3f}, **{b['greedy']['win_rate']:.3f}** "
+                f"({count(b['checkpoint_timesteps'])}) |"
+                if b
+                else " - |"
+            )
         lines.append(
             f"| {name} | {to} |{within} {best['sampled']['win_rate']:.3f}, "
             f"**{best['greedy']['win_rate']:.3f}** ({Path(best['checkpoint']).name}) | "
             f"{final['sampled']['win_rate']:.3f}, **{final['greedy']['win_rate']:.3f}** | "
-            f"{count(r['median_frames_per_s'])} |")
+            f"{count(r['median_frames_per_s'])} |"
+        )
     lines.append("")
     for agent, entry in report["agents"].items():
-        lines.append(f"- **{agent}** ({entry['seeds']} seeds): best checkpoint greedy win rate "
-                     f"min {entry['best_greedy_min']:.3f}, mean {entry['best_greedy_mean']:.3f}; "
-                     f"final greedy min {entry['final_greedy_min']:.3f}, mean "
-                     f"{entry['final_greedy_mean']:.3f}; seeds whose training win rate reached "
-                     f"0.99: {entry['reached_0.99']}/{entry['seeds']}"
-                     + "".join(f"; best checkpoint of the first {int(budget):,} steps: greedy win "
-                               f"rate min {within['min']:.3f}, mean {within['mean']:.3f} over "
-                               f"{within['runs']} runs"
-                               for budget, within in entry["within"].items()))
+        lines.append(
+            f"- **{agent}** ({entry['seeds']} seeds): best checkpoint greedy win rate "
+            f"min {entry['best_greedy_min']:.3f}, mean {entry['best_greedy_mean']:.3f}; "
+            f"final greedy min {entry['final_greedy_min']:.3f}, mean "
+            f"{entry['final_greedy_mean']:.3f}; seeds whose training win rate reached "
+            f"0.99: {entry['reached_0.99']}/{entry['seeds']}"
+            + "".join(
+                f"; best checkpoint of the first {int(budget):,} steps: greedy win "
+                f"rate min {within['min']:.3f}, mean {within['mean']:.3f} over "
+                f"{within['runs']} runs"
+                for budget, within in entry["within"].items()
+            )
+        )
     lines.append(f"- uniformly random policy: {report['random_policy_win_rate']:.3f}")
     return "\n".join(lines)
 
@@ -223,18 +262,32 @@ def markdown(report):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="easy", choices=("easy", "paper"))
-    parser.add_argument("--agents", nargs="+", default=["relational", "simplicial"],
-                        choices=("relational", "simplicial"))
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        default=["relational", "simplicial"],
+        choices=("relational", "simplicial"),
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--stop-timesteps", type=int, default=600_000)
-    parser.add_argument("--budget", type=int, nargs="+", default=[],
-                        help="also stop each run at these step counts and evaluate the best "
-                        "checkpoint so far (the best 'within N steps'), then go on")
+    parser.add_argument(
+        "--budget",
+        type=int,
+        nargs="+",
+        default=[],
+        help="also stop each run at these step counts and evaluate the best "
+        "checkpoint so far (the best 'within N steps'), then go on",
+    )
     parser.add_argument("--out", default="benchmarks/runs/learning-easy")
-    parser.add_argument("--config", type=json.loads, default={},
-                        help="JSON object of IMPALAConfig overrides on top of the preset's")
-    parser.add_argument("--model-config", type=json.loads, default={},
-                        help="JSON object of architecture overrides")
+    parser.add_argument(
+        "--config",
+        type=json.loads,
+        default={},
+        help="JSON object of IMPALAConfig overrides on top of the preset's",
+    )
+    parser.add_argument(
+        "--model-config", type=json.loads, default={}, help="JSON object of architecture overrides"
+    )
     parser.add_argument("--sampler", default="batched", choices=("batched", "rllib"))
     parser.add_argument("--num-env-runners", type=int, default=0)
     parser.add_argument("--num-envs", type=int, default=64)
@@ -262,12 +315,18 @@ def main(argv=None):
                 within[str(budget)] = evaluate_budget(run_dir, budget, args.eval_episodes)
             train_or_resume(run_dir, agent, seed, preset, args)
             ray.shutdown()
-            runs[run_dir.name] = {**summarise(run_dir), "agent": agent, "seed": seed,
-                                  "run_dir": str(run_dir), "budget_evaluations": within,
-                                  "evaluations": evaluate_run(run_dir, args.eval_episodes)}
+            runs[run_dir.name] = {
+                **summarise(run_dir),
+                "agent": agent,
+                "seed": seed,
+                "run_dir": str(run_dir),
+                "budget_evaluations": within,
+                "evaluations": evaluate_run(run_dir, args.eval_episodes),
+            }
             print(f"{run_dir.name}: {json.dumps(runs[run_dir.name]['steps_to'])}", flush=True)
-    plot_training_curves([r["run_dir"] for r in runs.values()], out / "learning_curves.png",
-                         seed_lines=True)
+    plot_training_curves(
+        [r["run_dir"] for r in runs.values()], out / "learning_curves.png", seed_lines=True
+    )
     agents = {}
     for agent in args.agents:
         mine = [r for r in runs.values() if r["agent"] == agent]
@@ -275,19 +334,33 @@ def main(argv=None):
         final = [r["evaluations"]["final"]["greedy"]["win_rate"] for r in mine]
         within = {}
         for budget in args.budget:
-            wins = [r["budget_evaluations"][str(budget)]["greedy"]["win_rate"] for r in mine
-                    if r["budget_evaluations"].get(str(budget))]
+            wins = [
+                r["budget_evaluations"][str(budget)]["greedy"]["win_rate"]
+                for r in mine
+                if r["budget_evaluations"].get(str(budget))
+            ]
             if wins:
-                within[str(budget)] = {"min": min(wins), "mean": statistics.mean(wins),
-                                       "runs": len(wins)}
-        agents[agent] = {"seeds": len(mine), "best_greedy_min": min(best), "within": within,
-                         "best_greedy_mean": statistics.mean(best),
-                         "final_greedy_min": min(final),
-                         "final_greedy_mean": statistics.mean(final),
-                         "reached_0.99": sum(r["steps_to"]["0.99"] is not None for r in mine)}
-    report = {"preset": preset, "args": vars(args), "runs": runs, "agents": agents,
-              "random_policy_win_rate": random_policy_win_rate(preset["env"],
-                                                               preset["env_config"])}
+                within[str(budget)] = {
+                    "min": min(wins),
+                    "mean": statistics.mean(wins),
+                    "runs": len(wins),
+                }
+        agents[agent] = {
+            "seeds": len(mine),
+            "best_greedy_min": min(best),
+            "within": within,
+            "best_greedy_mean": statistics.mean(best),
+            "final_greedy_min": min(final),
+            "final_greedy_mean": statistics.mean(final),
+            "reached_0.99": sum(r["steps_to"]["0.99"] is not None for r in mine),
+        }
+    report = {
+        "preset": preset,
+        "args": vars(args),
+        "runs": runs,
+        "agents": agents,
+        "random_policy_win_rate": random_policy_win_rate(preset["env"], preset["env_config"]),
+    }
     (out / "learning_curve.json").write_text(json.dumps(report, indent=2) + "\n")
     text = markdown(report)
     print("\n" + text)

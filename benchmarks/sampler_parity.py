@@ -19,9 +19,10 @@ from pathlib import Path
 import learning_curve
 
 CONFIGS = {
-    "previous default (rllib sampler, 1 runner x 32 envs)": ("parity-old", ["--sampler", "rllib",
-                                                              "--num-env-runners", "1",
-                                                              "--num-envs", "32"]),
+    "previous default (rllib sampler, 1 runner x 32 envs)": (
+        "parity-old",
+        ["--sampler", "rllib", "--num-env-runners", "1", "--num-envs", "32"],
+    ),
     "new default (batched sampler, 64 boards in the driver)": ("parity-new", []),
 }
 
@@ -48,10 +49,21 @@ def main(argv=None):
 
     run_dirs, groups = [], []
     for label, (folder, extra) in CONFIGS.items():
-        learning_curve.main(["--agents", args.agent, "--seeds", *map(str, args.seeds),
-                             "--stop-timesteps", str(args.stop_timesteps),
-                             "--eval-episodes", str(args.eval_episodes),
-                             "--out", str(Path(args.out) / folder), *extra])
+        learning_curve.main(
+            [
+                "--agents",
+                args.agent,
+                "--seeds",
+                *map(str, args.seeds),
+                "--stop-timesteps",
+                str(args.stop_timesteps),
+                "--eval-episodes",
+                str(args.eval_episodes),
+                "--out",
+                str(Path(args.out) / folder),
+                *extra,
+            ]
+        )
         for seed in args.seeds:
             run_dirs.append(Path(args.out) / folder / f"{args.agent}-seed{seed}")
             groups.append(label)
@@ -60,8 +72,10 @@ def main(argv=None):
     print("\n| seed | " + " | ".join(CONFIGS) + " |")
     print("|---" * (len(CONFIGS) + 1) + "|")
     for seed in args.seeds:
-        cells = [f"{late_win_rate(Path(args.out) / folder / f'{args.agent}-seed{seed}'):.3f}"
-                 for folder, _ in CONFIGS.values()]
+        cells = [
+            f"{late_win_rate(Path(args.out) / folder / f'{args.agent}-seed{seed}'):.3f}"
+            for folder, _ in CONFIGS.values()
+        ]
         print(f"| {seed} | " + " | ".join(cells) + " |")
     print(f"\n(training win rate over the last 50,000 of {args.stop_timesteps:,} steps)")
     print(f"Wrote {path}")

@@ -20,7 +20,7 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-SCALES = {"none (paper)": None, "1/sqrt(d)": 48 ** -0.5, "auto (1/d)": "auto"}
+SCALES = {"none (paper)": None, "1/sqrt(d)": 48**-0.5, "auto (1/d)": "auto"}
 
 
 def measure(scale, seed, boards):
@@ -36,25 +36,32 @@ def measure(scale, seed, boards):
     env = make_vector_env("BridgeBoxWorld-v0", boards, copy=False)
     env.reset(seed=1000 + seed)
     observations = tf.constant(env.core.obs.astype(np.float32))
-    model = build_agent_model("simplicial", observations.shape[1:], 4,
-                              return_attention_scores=True, simplicial_logit_scale=scale)
+    model = build_agent_model(
+        "simplicial",
+        observations.shape[1:],
+        4,
+        return_attention_scores=True,
+        simplicial_logit_scale=scale,
+    )
     actions = tf.constant(np.random.default_rng(seed).integers(0, 4, boards))
     with tf.GradientTape() as tape:
         outputs = model(observations)
         logits, value, scores = outputs[0], outputs[1], outputs[2:]
         log_pi = tf.gather(tf.nn.log_softmax(logits), actions, batch_dims=1)
-        loss = -tf.reduce_sum(log_pi) + tf.reduce_sum(value ** 2)
+        loss = -tf.reduce_sum(log_pi) + tf.reduce_sum(value**2)
     variables = [v.value for v in model.trainable_weights]
     gradients = tape.gradient(loss, variables)
     norms = {}
     for gradient, variable in zip(gradients, variables):
         norms.setdefault(model_part(variable.name), []).append(gradient)
     two = [score_statistics(s.numpy(), axes=(-2, -1)) for s in scores[1::2]]
-    return {"entropy": statistics.mean(s[0] for s in two),
-            "max_prob": statistics.mean(s[1] for s in two),
-            "saturated": statistics.mean(s[2] for s in two),
-            "grad_query_key": float(tf.linalg.global_norm(norms["simplicial_query_key"])),
-            "grad_value_B": float(tf.linalg.global_norm(norms["simplicial_value_B"]))}
+    return {
+        "entropy": statistics.mean(s[0] for s in two),
+        "max_prob": statistics.mean(s[1] for s in two),
+        "saturated": statistics.mean(s[2] for s in two),
+        "grad_query_key": float(tf.linalg.global_norm(norms["simplicial_query_key"])),
+        "grad_value_B": float(tf.linalg.global_norm(norms["simplicial_value_B"])),
+    }
 
 
 def main(argv=None):
@@ -63,8 +70,10 @@ def main(argv=None):
     parser.add_argument("--boards", type=int, default=64)
     args = parser.parse_args(argv)
     keys = ("entropy", "max_prob", "saturated", "grad_query_key", "grad_value_B")
-    print("| logit scale | pair entropy / log M^2 | largest pair probability | queries > 0.99 "
-          "| grad norm, query+key kernels | grad norm, value kernel + B |")
+    print(
+        "| logit scale | pair entropy / log M^2 | largest pair probability | queries > 0.99 "
+        "| grad norm, query+key kernels | grad norm, value kernel + B |"
+    )
     print("|---|---|---|---|---|---|")
     for name, scale in SCALES.items():
         runs = [measure(scale, seed, args.boards) for seed in range(args.seeds)]
@@ -73,8 +82,10 @@ def main(argv=None):
             values = [r[key] for r in runs]
             cells.append(f"{statistics.mean(values):.3g} [{min(values):.3g}, {max(values):.3g}]")
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
-    print(f"\n{args.seeds} initialisation seeds, {args.boards} bridge BoxWorld start positions "
-          "each; mean [min, max] over seeds.")
+    print(
+        f"\n{args.seeds} initialisation seeds, {args.boards} bridge BoxWorld start positions "
+        "each; mean [min, max] over seeds."
+    )
     return 0
 
 

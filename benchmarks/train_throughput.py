@@ -37,10 +37,12 @@ LAYOUTS = {
     "new default": ("batched", 0, 64),
 }
 
-RUNNER_TIMERS = (("mean_env_wait_ms", "env runner: env stepping"),
-                 ("mean_raw_obs_processing_ms", "env runner: observation processing"),
-                 ("mean_inference_ms", "env runner: model forward"),
-                 ("mean_action_processing_ms", "env runner: action processing"))
+RUNNER_TIMERS = (
+    ("mean_env_wait_ms", "env runner: env stepping"),
+    ("mean_raw_obs_processing_ms", "env runner: observation processing"),
+    ("mean_inference_ms", "env runner: model forward"),
+    ("mean_action_processing_ms", "env runner: action processing"),
+)
 
 
 def measure(preset_name, agent, layout, seconds, warmup_s):
@@ -49,10 +51,16 @@ def measure(preset_name, agent, layout, seconds, warmup_s):
 
     preset = PRESETS[preset_name]
     sampler, num_runners, num_envs = LAYOUTS[layout]
-    config = impala_config(preset["env"], agent, env_config=preset["env_config"],
-                           num_env_runners=num_runners, num_envs_per_env_runner=num_envs, seed=0,
-                           overrides={**preset["overrides"], "min_time_s_per_iteration": 2},
-                           sampler=sampler)
+    config = impala_config(
+        preset["env"],
+        agent,
+        env_config=preset["env_config"],
+        num_env_runners=num_runners,
+        num_envs_per_env_runner=num_envs,
+        seed=0,
+        overrides={**preset["overrides"], "min_time_s_per_iteration": 2},
+        sampler=sampler,
+    )
     algorithm = config.build_algo()
     try:
         started = time.time()
@@ -71,36 +79,47 @@ def measure(preset_name, agent, layout, seconds, warmup_s):
     sampled_fps = (sampled_1 - sampled_0) / elapsed
     trained_fps = (trained_1 - trained_0) / elapsed
     frames_per_iteration = (sampled_1 - sampled_0) / max(algorithm.iteration - iterations_0, 1)
-    return {"sampled_fps": sampled_fps, "trained_fps": trained_fps,
-            "profile": profile(results, num_envs, config.train_batch_size, frames_per_iteration)}
+    return {
+        "sampled_fps": sampled_fps,
+        "trained_fps": trained_fps,
+        "profile": profile(results, num_envs, config.train_batch_size, frames_per_iteration),
+    }
 
 
 def counters(algorithm):
-    return (int(algorithm._counters.get("num_env_steps_sampled", 0)),
-            int(algorithm._counters.get("num_env_steps_trained", 0)))
+    return (
+        int(algorithm._counters.get("num_env_steps_sampled", 0)),
+        int(algorithm._counters.get("num_env_steps_trained", 0)),
+    )
 
 
 def profile(results, num_envs, train_batch_size, frames_per_iteration):
     """Milliseconds per 1,000 frames of each part, medians over the measured iterations."""
+
     def median(values):
         values = [float(v) for v in values if v is not None]
         return statistics.median(values) if values else float("nan")
 
     rows = {}
     for key, name in RUNNER_TIMERS:
-        per_step = median((r.get("env_runners") or {}).get("sampler_perf", {}).get(key)
-                          for r in results)
+        per_step = median(
+            (r.get("env_runners") or {}).get("sampler_perf", {}).get(key) for r in results
+        )
         rows[name] = per_step * 1000.0 / num_envs
     breakdown = [(r.get("info") or {}).get("timing_breakdown") or {} for r in results]
-    rows["learner: gradient step"] = median(
-        b.get("learner_grad_time_ms") for b in breakdown) * 1000.0 / train_batch_size
-    rows["learner: batch load"] = median(
-        b.get("learner_load_time_ms") for b in breakdown) * 1000.0 / train_batch_size
+    rows["learner: gradient step"] = (
+        median(b.get("learner_grad_time_ms") for b in breakdown) * 1000.0 / train_batch_size
+    )
+    rows["learner: batch load"] = (
+        median(b.get("learner_load_time_ms") for b in breakdown) * 1000.0 / train_batch_size
+    )
     timers = [r.get("timers") or {} for r in results]
-    rows["driver: fetch samples"] = median(
-        t.get("sample_time_ms") for t in timers) * 1000.0 / frames_per_iteration
-    rows["driver: weight sync"] = median(
-        t.get("synch_weights_time_ms") for t in timers) * 1000.0 / frames_per_iteration
+    rows["driver: fetch samples"] = (
+        median(t.get("sample_time_ms") for t in timers) * 1000.0 / frames_per_iteration
+    )
+    rows["driver: weight sync"] = (
+        median(t.get("synch_weights_time_ms") for t in timers) * 1000.0 / frames_per_iteration
+    )
     return rows
 
 
@@ -114,8 +133,11 @@ def bare_model_ms_per_1000(preset_name, agent, repeats=10):
     from keras_simplicial.envs import make_vector_env
 
     preset = PRESETS[preset_name]
-    batch = int(preset["overrides"].get("train_batch_size",
-                                        PAPER_IMPALA_HYPERPARAMETERS["train_batch_size"]))
+    batch = int(
+        preset["overrides"].get(
+            "train_batch_size", PAPER_IMPALA_HYPERPARAMETERS["train_batch_size"]
+        )
+    )
     env = make_vector_env(preset["env"], batch, preset["env_config"], copy=False)
     env.reset(seed=0)
     observations = tf.constant(env.core.obs.astype(np.float32))
@@ -125,7 +147,7 @@ def bare_model_ms_per_1000(preset_name, agent, repeats=10):
     def step(obs):
         with tf.GradientTape() as tape:
             logits, value = model(obs)
-            loss = tf.reduce_sum(tf.nn.log_softmax(logits)) + tf.reduce_sum(value ** 2)
+            loss = tf.reduce_sum(tf.nn.log_softmax(logits)) + tf.reduce_sum(value**2)
         return tape.gradient(loss, model.trainable_variables)
 
     step(observations)
@@ -140,23 +162,35 @@ def bare_model_ms_per_1000(preset_name, agent, repeats=10):
 def markdown(report):
     lines = []
     for preset, entry in report["presets"].items():
-        lines.append(f"**{preset}** preset (bare model fwd+bwd under XLA, ms per 1,000 samples: "
-                     + ", ".join(f"{a} {ms:.1f}" for a, ms in entry["bare_ms"].items()) + ")")
+        lines.append(
+            f"**{preset}** preset (bare model fwd+bwd under XLA, ms per 1,000 samples: "
+            + ", ".join(f"{a} {ms:.1f}" for a, ms in entry["bare_ms"].items())
+            + ")"
+        )
         lines.append("")
         configs = entry["configs"]
         header = " | ".join(f"{c['agent']}, {c['layout']}" for c in configs)
         lines.append(f"| ms per 1,000 frames | {header} |")
         lines.append("|---" * (len(configs) + 1) + "|")
         for name in configs[0]["profile"]:
-            lines.append(f"| {name} | " + " | ".join(f"{c['profile'][name]:.1f}"
-                                                     for c in configs) + " |")
-        lines.append("| **wall clock (1000 / trained frames/s)** | " + " | ".join(
-            f"**{1e6 / c['trained_fps']:.1f}**" for c in configs) + " |")
-        lines.append("| trained frames/s | " + " | ".join(
-            f"{c['trained_fps']:,.0f}" for c in configs) + " |")
-        lines.append("| fraction of the bare model's fwd+bwd rate | " + " | ".join(
-            f"{c['trained_fps'] * entry['bare_ms'][c['agent']] / 1e6:.2f}" for c in configs)
-            + " |")
+            lines.append(
+                f"| {name} | " + " | ".join(f"{c['profile'][name]:.1f}" for c in configs) + " |"
+            )
+        lines.append(
+            "| **wall clock (1000 / trained frames/s)** | "
+            + " | ".join(f"**{1e6 / c['trained_fps']:.1f}**" for c in configs)
+            + " |"
+        )
+        lines.append(
+            "| trained frames/s | " + " | ".join(f"{c['trained_fps']:,.0f}" for c in configs) + " |"
+        )
+        lines.append(
+            "| fraction of the bare model's fwd+bwd rate | "
+            + " | ".join(
+                f"{c['trained_fps'] * entry['bare_ms'][c['agent']] / 1e6:.2f}" for c in configs
+            )
+            + " |"
+        )
         lines.append("")
         for line in entry["ratios"]:
             lines.append(f"- {line}")
@@ -172,23 +206,36 @@ def ratios(configs):
         old = by.get((agent, "previous default"))
         for layout in LAYOUTS:
             if old and layout != "previous default" and (agent, layout) in by:
-                lines.append(f"{agent}: {layout} / previous default = "
-                             f"{by[(agent, layout)] / old:.2f}x")
+                lines.append(
+                    f"{agent}: {layout} / previous default = {by[(agent, layout)] / old:.2f}x"
+                )
     for layout in LAYOUTS:
         if ("relational", layout) in by and ("simplicial", layout) in by:
-            lines.append(f"{layout}: simplicial / relational = "
-                         f"{by[('simplicial', layout)] / by[('relational', layout)]:.3f}")
+            lines.append(
+                f"{layout}: simplicial / relational = "
+                f"{by[('simplicial', layout)] / by[('relational', layout)]:.3f}"
+            )
     return lines
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--presets", nargs="+", default=["easy", "paper"],
-                        choices=("easy", "paper"))
-    parser.add_argument("--agents", nargs="+", default=["relational", "simplicial"],
-                        choices=("relational", "simplicial"))
-    parser.add_argument("--layouts", nargs="+", default=list(LAYOUTS), choices=tuple(LAYOUTS),
-                        help="sampler, env runners and boards per runner of each measurement")
+    parser.add_argument(
+        "--presets", nargs="+", default=["easy", "paper"], choices=("easy", "paper")
+    )
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        default=["relational", "simplicial"],
+        choices=("relational", "simplicial"),
+    )
+    parser.add_argument(
+        "--layouts",
+        nargs="+",
+        default=list(LAYOUTS),
+        choices=tuple(LAYOUTS),
+        help="sampler, env runners and boards per runner of each measurement",
+    )
     parser.add_argument("--seconds", type=float, default=40.0, help="measured time per config")
     parser.add_argument("--warmup", type=float, default=25.0, help="warm-up time per config")
     parser.add_argument("--json", default=None, help="also write the results here")
@@ -206,11 +253,13 @@ def main(argv=None):
             for agent in args.agents:
                 result = measure(preset, agent, layout, args.seconds, args.warmup)
                 configs.append({"agent": agent, "layout": layout, **result})
-                print(f"{preset:<6} {agent:<10} {layout:<18} sampled "
-                      f"{result['sampled_fps']:8.0f}  trained {result['trained_fps']:8.0f} "
-                      "frames/s", flush=True)
-        report["presets"][preset] = {"bare_ms": bare, "configs": configs,
-                                     "ratios": ratios(configs)}
+                print(
+                    f"{preset:<6} {agent:<10} {layout:<18} sampled "
+                    f"{result['sampled_fps']:8.0f}  trained {result['trained_fps']:8.0f} "
+                    "frames/s",
+                    flush=True,
+                )
+        report["presets"][preset] = {"bare_ms": bare, "configs": configs, "ratios": ratios(configs)}
     text = markdown(report)
     print("\n" + text)
     if args.json:

@@ -13,6 +13,7 @@ import gymnasium as gym
 This package is the one home of the env ids (``ENV_IDS``) and of the step limit of episodes played
 outside training (``EPISODE_STEP_LIMIT``, ``episode_step_limit``).
 """
+
 from typing import Optional
 
 import gymnasium as gym
@@ -46,13 +47,17 @@ def register_envs() -> None:
     """Register both ids with gymnasium (idempotent)."""
     for env_id, mode in ((BRIDGE_BOX_WORLD_ID, "bridge"), (BOX_WORLD_ID, "standard")):
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=f"{__name__}.single_env:BoxWorldEnv",
-                         vector_entry_point=f"{__name__}.vector_env:BoxWorldVectorEnv",
-                         kwargs={"mode": mode})
+            gym.register(
+                id=env_id,
+                entry_point=f"{__name__}.single_env:BoxWorldEnv",
+                vector_entry_point=f"{__name__}.vector_env:BoxWorldVectorEnv",
+                kwargs={"mode": mode},
+            )
 
 
-def make_vector_env(env_id: str, num_envs: int, env_config: Optional[dict] = None,
-                    copy: bool = True) -> BoxWorldVectorEnv:
+def make_vector_env(
+    env_id: str, num_envs: int, env_config: Optional[dict] = None, copy: bool = True
+) -> BoxWorldVectorEnv:
     """``num_envs`` boards of the registered ``env_id`` with ``env_config`` as one vector env."""
     if env_id not in ENV_IDS:
         raise ValueError(f"env must be one of {ENV_IDS}, got {env_id!r}")
@@ -63,8 +68,29 @@ def make_vector_env(env_id: str, num_envs: int, env_config: Optional[dict] = Non
 register_envs()
 
 __all__ = [
-    "BOX_WORLD_ID", "BRIDGE_BOX_WORLD_ID", "ENV_IDS", "EPISODE_STEP_LIMIT", "GEM", "PALETTE", "Box",
-    "BoxWorldConfig", "BoxWorldCore", "BoxWorldEnv", "BoxWorldVectorEnv", "ProofStep", "ProofTree",
-    "Puzzle", "Sequent", "SourceSink", "episode_step_limit", "is_obtainable", "make_palette",
-    "make_vector_env", "proof_tree", "proposition", "register_envs", "solve", "source_sink",
+    "BOX_WORLD_ID",
+    "BRIDGE_BOX_WORLD_ID",
+    "ENV_IDS",
+    "EPISODE_STEP_LIMIT",
+    "GEM",
+    "PALETTE",
+    "Box",
+    "BoxWorldConfig",
+    "BoxWorldCore",
+    "BoxWorldEnv",
+    "BoxWorldVectorEnv",
+    "ProofStep",
+    "ProofTree",
+    "Puzzle",
+    "Sequent",
+    "SourceSink",
+    "episode_step_limit",
+    "is_obtainable",
+    "make_palette",
+    "make_vector_env",
+    "proof_tree",
+    "proposition",
+    "register_envs",
+    "solve",
+    "source_sink",
 ]

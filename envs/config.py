@@ -4,6 +4,7 @@ Everything the paper varies is a field here. ``BoxWorldConfig.create`` fills the
 chosen ``mode`` and rejects impossible combinations with a ``ValueError`` that names the argument
 and the accepted values, so nothing can fail later in the middle of an episode.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,12 +19,26 @@ MODES = ("bridge", "standard")
 #: half of the episodes. Standard BoxWorld (Section 6, after Zambaldi et al.): 9 x 9 board, solution
 #: length 1..5, 0..4 distractors of branch length 1.
 DEFAULTS = {
-    "bridge": dict(rows=7, cols=9, min_solution_length=1, max_solution_length=3,
-                   bridge_probability=0.5, min_distractors=0, max_distractors=0,
-                   distractor_length=1),
-    "standard": dict(rows=9, cols=9, min_solution_length=1, max_solution_length=5,
-                     bridge_probability=0.0, min_distractors=0, max_distractors=4,
-                     distractor_length=1),
+    "bridge": dict(
+        rows=7,
+        cols=9,
+        min_solution_length=1,
+        max_solution_length=3,
+        bridge_probability=0.5,
+        min_distractors=0,
+        max_distractors=0,
+        distractor_length=1,
+    ),
+    "standard": dict(
+        rows=9,
+        cols=9,
+        min_solution_length=1,
+        max_solution_length=5,
+        bridge_probability=0.0,
+        min_distractors=0,
+        max_distractors=4,
+        distractor_length=1,
+    ),
 }
 #: Defaults shared by both modes: the 20-colour palette, no step limit and the fixed start of the
 #: paper.
@@ -90,13 +105,20 @@ class BoxWorldConfig:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         unknown = sorted(set(arguments) - set(ARGUMENTS))
         if unknown:
-            raise ValueError(f"unknown BoxWorld argument(s) {unknown}; accepted: "
-                             f"{['mode', *ARGUMENTS]}")
+            raise ValueError(
+                f"unknown BoxWorld argument(s) {unknown}; accepted: {['mode', *ARGUMENTS]}"
+            )
         values = {**DEFAULTS[mode], **COMMON_DEFAULTS}
-        values.update((name, value) for name, value in arguments.items()
-                      if value is not None or name not in DEFAULTS[mode])
-        num_colours, max_steps, random_start = (values["num_colours"], values["max_steps"],
-                                                values["random_start"])
+        values.update(
+            (name, value)
+            for name, value in arguments.items()
+            if value is not None or name not in DEFAULTS[mode]
+        )
+        num_colours, max_steps, random_start = (
+            values["num_colours"],
+            values["max_steps"],
+            values["random_start"],
+        )
         rows = _int("rows", values["rows"], 3)
         cols = _int("cols", values["cols"], 3)
         lo = _int("min_solution_length", values["min_solution_length"], 1)
@@ -104,8 +126,12 @@ class BoxWorldConfig:
         if lo > hi:
             raise ValueError(f"min_solution_length ({lo}) must be <= max_solution_length ({hi})")
         p = values["bridge_probability"]
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0 \
-                or math.isnan(p):
+        if (
+            isinstance(p, bool)
+            or not isinstance(p, (int, float))
+            or not 0.0 <= p <= 1.0
+            or math.isnan(p)
+        ):
             raise ValueError(f"bridge_probability must be a float in [0, 1], got {p!r}")
         dmin = _int("min_distractors", values["min_distractors"], 0)
         dmax = _int("max_distractors", values["max_distractors"], 0)
@@ -118,14 +144,30 @@ class BoxWorldConfig:
         if not isinstance(random_start, (bool,)) and not _is_np_bool(random_start):
             raise ValueError(f"random_start must be a bool, got {random_start!r}")
         if mode == "bridge" and dmax > 0:
-            raise ValueError("min_distractors/max_distractors must be 0 in mode='bridge' (bridge "
-                             "BoxWorld has bridges instead of distractors, Section 4.2); use "
-                             "mode='standard' for distractors")
+            raise ValueError(
+                "min_distractors/max_distractors must be 0 in mode='bridge' (bridge "
+                "BoxWorld has bridges instead of distractors, Section 4.2); use "
+                "mode='standard' for distractors"
+            )
         if mode == "standard" and p > 0:
-            raise ValueError("bridge_probability must be 0 in mode='standard' (bridges exist only "
-                             "in mode='bridge')")
-        config = cls(mode, rows, cols, lo, hi, float(p), dmin, dmax, dlen, num_colours,
-                     max_steps, bool(random_start))
+            raise ValueError(
+                "bridge_probability must be 0 in mode='standard' (bridges exist only "
+                "in mode='bridge')"
+            )
+        config = cls(
+            mode,
+            rows,
+            cols,
+            lo,
+            hi,
+            float(p),
+            dmin,
+            dmax,
+            dlen,
+            num_colours,
+            max_steps,
+            bool(random_start),
+        )
         config._check_capacity()
         return config
 
@@ -164,23 +206,36 @@ class BoxWorldConfig:
         return self.max_solution_length + self.max_distractors * self.distractor_length
 
     def _check_capacity(self) -> None:
-        where = (f"rows={self.rows}, cols={self.cols} (key positions {len(self.key_positions)}"
-                 f", Gem positions {len(self.gem_positions)})")
+        where = (
+            f"rows={self.rows}, cols={self.cols} (key positions {len(self.key_positions)}"
+            f", Gem positions {len(self.gem_positions)})"
+        )
         if not self.gem_positions:
-            raise ValueError(f"the board has no place for the Gem box: {where}; mode='bridge' "
-                             "needs rows >= 5 and cols >= 6")
+            raise ValueError(
+                f"the board has no place for the Gem box: {where}; mode='bridge' "
+                "needs rows >= 5 and cols >= 6"
+            )
         if self.max_objects > len(self.key_positions):
-            what = ("2 * max_solution_length + 1 + (bridge_probability > 0)"
-                    if self.mode == "bridge"
-                    else "1 + max_solution_length + max_distractors * distractor_length")
-            raise ValueError(f"too many objects for the board: {what} = {self.max_objects} > "
-                             f"{len(self.key_positions)} key positions of {where}; lower "
-                             "max_solution_length/max_distractors or enlarge rows/cols")
+            what = (
+                "2 * max_solution_length + 1 + (bridge_probability > 0)"
+                if self.mode == "bridge"
+                else "1 + max_solution_length + max_distractors * distractor_length"
+            )
+            raise ValueError(
+                f"too many objects for the board: {what} = {self.max_objects} > "
+                f"{len(self.key_positions)} key positions of {where}; lower "
+                "max_solution_length/max_distractors or enlarge rows/cols"
+            )
         if self.colours_needed > self.num_colours:
-            what = ("2 * max_solution_length" if self.mode == "bridge"
-                    else "max_solution_length + max_distractors * distractor_length")
-            raise ValueError(f"num_colours={self.num_colours} is too small: the puzzles need {what}"
-                             f" = {self.colours_needed} distinct colours")
+            what = (
+                "2 * max_solution_length"
+                if self.mode == "bridge"
+                else "max_solution_length + max_distractors * distractor_length"
+            )
+            raise ValueError(
+                f"num_colours={self.num_colours} is too small: the puzzles need {what}"
+                f" = {self.colours_needed} distinct colours"
+            )
 
     def to_kwargs(self) -> dict:
         return dataclasses.asdict(self)

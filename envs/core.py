@@ -11,6 +11,7 @@ wall; a lock is a wall unless its colour is held, in which case one such key is 
 key replaces it in the inventory (+1) and both tiles become floor; the Gem box needs both lock
 colours at once (+10, episode ends); opening a distractor or the bridge ends the episode with -1.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -41,8 +42,11 @@ class BoxWorldCore:
     """
 
     def __init__(self, num_boards: int, config: BoxWorldConfig):
-        if isinstance(num_boards, bool) or not isinstance(num_boards, (int, np.integer)) \
-                or num_boards < 1:
+        if (
+            isinstance(num_boards, bool)
+            or not isinstance(num_boards, (int, np.integer))
+            or num_boards < 1
+        ):
             raise ValueError(f"num_boards must be an int >= 1, got {num_boards!r}")
         self.config = config
         self.num_boards = num_boards = int(num_boards)
@@ -54,7 +58,7 @@ class BoxWorldCore:
         # Static tables.
         cell_row, cell_col = np.divmod(np.arange(num_cells), cols)
         self.obs_cell = (cell_row * (cols + 1) + cell_col).astype(np.int64)  # board cell -> pixel
-        self.inventory_cell = np.arange(rows) * (cols + 1) + cols         # inventory slot -> pixel
+        self.inventory_cell = np.arange(rows) * (cols + 1) + cols  # inventory slot -> pixel
         # The cell each action leads to from each cell (the same cell at the edge of the board),
         # flat: destination[cell * 4 + action].
         destination = np.empty((num_cells, 4), np.int64)
@@ -63,13 +67,14 @@ class BoxWorldCore:
             inside = (row >= 0) & (row < rows) & (col >= 0) & (col < cols)
             destination[:, action] = np.where(inside, row * cols + col, np.arange(num_cells))
         self._destination = destination.ravel()
-        self.colour_rgb = np.concatenate([make_palette(config.num_colours),
-                                          np.asarray([GEM_RGB], np.uint8)])
+        self.colour_rgb = np.concatenate(
+            [make_palette(config.num_colours), np.asarray([GEM_RGB], np.uint8)]
+        )
         self._floor = np.asarray(FLOOR_RGB, np.uint8)
         self._player = np.asarray(PLAYER_RGB, np.uint8)
         self._empty = np.asarray(EMPTY_SLOT_RGB, np.uint8)
         self._all_boards = np.arange(num_boards)
-        self._first_cell = self._all_boards * num_cells       # board -> its first flat cell
+        self._first_cell = self._all_boards * num_cells  # board -> its first flat cell
         # Observation buffer, updated in place.
         self.obs = np.zeros((num_boards, rows, cols + 1, 3), np.uint8)
         self._obs_flat = self.obs.reshape(num_boards, rows * (cols + 1), 3)
@@ -87,15 +92,15 @@ class BoxWorldCore:
         self.solution_length = np.zeros(num_boards, np.int16)
         self.puzzle_type = np.zeros((num_boards, 3), np.int16)
         # Episode state.
-        self.pos = np.zeros(num_boards, np.int64)                          # the player's cell
+        self.pos = np.zeros(num_boards, np.int64)  # the player's cell
         self.held = np.zeros((num_boards, config.num_colours + 1), np.int16)  # multiset of keys
         self.inventory = np.full((num_boards, rows), -1, np.int16)  # displayed slots, -1 empty
         self.steps = np.zeros(num_boards, np.int64)
         self.solvable = np.ones(num_boards, bool)
-        self.is_success = np.zeros(num_boards, bool)       # the Gem was obtained on the last step
+        self.is_success = np.zeros(num_boards, bool)  # the Gem was obtained on the last step
         self.needs_reset = np.ones(num_boards, bool)
         self.open_order = np.full((num_boards, num_slots), -1, np.int16)  # k-th opened, or -1
-        self.open_step = np.full((num_boards, num_slots), -1, np.int64)   # step it was opened
+        self.open_step = np.full((num_boards, num_slots), -1, np.int64)  # step it was opened
         self.num_opened = np.zeros(num_boards, np.int16)
         self.rngs: list = [None] * num_boards
 
@@ -106,8 +111,7 @@ class BoxWorldCore:
 
     def reset_boards(self, indices: Optional[Sequence[int]] = None) -> np.ndarray:
         """Draw new puzzles for ``indices`` (default: all boards) from their generators."""
-        boards = (self._all_boards if indices is None
-                  else np.asarray(indices, np.int64).reshape(-1))
+        boards = self._all_boards if indices is None else np.asarray(indices, np.int64).reshape(-1)
         if boards.size == 0:
             return boards
         uniforms = np.empty((boards.size, self.sampler.block_size))
@@ -121,8 +125,16 @@ class BoxWorldCore:
 
     def load(self, boards: np.ndarray, batch: PuzzleBatch) -> None:
         """Install the puzzles of ``batch`` on ``boards`` and start their episodes."""
-        for name in ("lock", "lock2", "key", "valid", "fatal", "cells", "solution_length",
-                     "puzzle_type"):
+        for name in (
+            "lock",
+            "lock2",
+            "key",
+            "valid",
+            "fatal",
+            "cells",
+            "solution_length",
+            "puzzle_type",
+        ):
             getattr(self, name)[boards] = getattr(batch, name)
         # Each object's tiles: key tile (or loose key), lock, second key tile, second lock.
         roles = np.empty(batch.cells.shape, np.int8)
@@ -163,8 +175,9 @@ class BoxWorldCore:
         """
         actions = np.asarray(actions, np.int64).reshape(-1)
         if actions.shape[0] != self.num_boards:
-            raise ValueError(f"actions must have shape ({self.num_boards},), got "
-                             f"{np.shape(actions)}")
+            raise ValueError(
+                f"actions must have shape ({self.num_boards},), got {np.shape(actions)}"
+            )
         if actions.min() < 0 or actions.max() > 3:
             raise ValueError(f"actions must be in {{0, 1, 2, 3}}, got {actions}")
         resets = np.flatnonzero(self.needs_reset) if autoreset else np.empty(0, np.int64)
@@ -181,8 +194,7 @@ class BoxWorldCore:
         self.steps += 1
         blocked = np.flatnonzero(~free)
         if blocked.size:
-            self._events(blocked, target[blocked], role[blocked], new_position, reward,
-                         terminated)
+            self._events(blocked, target[blocked], role[blocked], new_position, reward, terminated)
         obs = self._obs_flat
         obs[self._all_boards, self.obs_cell[position]] = self._floor
         obs[self._all_boards, self.obs_cell[new_position]] = self._player
@@ -203,8 +215,11 @@ class BoxWorldCore:
         picks_up = role == LOOSE_KEY
         if picks_up.any():
             key_boards, key_slots = boards[picks_up], slots[picks_up]
-            self._give(key_boards, self.key[key_boards, key_slots].astype(np.int64),
-                       self._first_empty(key_boards))
+            self._give(
+                key_boards,
+                self.key[key_boards, key_slots].astype(np.int64),
+                self._first_empty(key_boards),
+            )
             self._clear(key_boards, key_slots)
             new_position[key_boards] = target[picks_up]
             reward[key_boards] = REWARD_KEY
@@ -213,9 +228,10 @@ class BoxWorldCore:
             return
         boards, slots, lock_cell = boards[tries_lock], slots[tries_lock], target[tries_lock]
         first_lock = self.lock[boards, slots].astype(np.int64)
-        second_lock = self.lock2[boards, slots].astype(np.int64)       # -1: a one-lock box
+        second_lock = self.lock2[boards, slots].astype(np.int64)  # -1: a one-lock box
         opens = (self.held[boards, first_lock] > 0) & (
-            (second_lock < 0) | (self.held[boards, np.maximum(second_lock, 0)] > 0))
+            (second_lock < 0) | (self.held[boards, np.maximum(second_lock, 0)] > 0)
+        )
         if not opens.any():
             return
         boards, slots, lock_cell = boards[opens], slots[opens], lock_cell[opens]
@@ -259,7 +275,7 @@ class BoxWorldCore:
 
     def _clear(self, boards: np.ndarray, slots: np.ndarray) -> None:
         """Object ``slots`` of ``boards`` is opened: its tiles become floor; record the opening."""
-        cells = self.cells[boards, slots]                      # (k, 4)
+        cells = self.cells[boards, slots]  # (k, 4)
         row, tile = np.nonzero(cells >= 0)
         tile_board, tile_cell = boards[row], cells[row, tile]
         self.cell_role[tile_board, tile_cell] = FLOOR
@@ -289,19 +305,32 @@ class BoxWorldCore:
         boxes = []
         cols = self.config.cols
         for slot in np.flatnonzero(self.valid[index]):
-            locks = tuple(self._colour(c) for c in (self.lock[index, slot], self.lock2[index, slot])
-                          if c >= 0)
+            locks = tuple(
+                self._colour(c) for c in (self.lock[index, slot], self.lock2[index, slot]) if c >= 0
+            )
             cell = int(self.cells[index, slot, 0])
-            boxes.append(Box(int(slot), locks, self._colour(self.key[index, slot]),
-                             divmod(cell, cols), bool(self.fatal[index, slot])))
-        return Puzzle(tuple(boxes), tuple(int(v) for v in self.puzzle_type[index]),
-                      int(self.solution_length[index]), self.config.mode)
+            boxes.append(
+                Box(
+                    int(slot),
+                    locks,
+                    self._colour(self.key[index, slot]),
+                    divmod(cell, cols),
+                    bool(self.fatal[index, slot]),
+                )
+            )
+        return Puzzle(
+            tuple(boxes),
+            tuple(int(v) for v in self.puzzle_type[index]),
+            int(self.solution_length[index]),
+            self.config.mode,
+        )
 
     def gem_obtainable(self, index: int) -> bool:
         """Whether the Gem is still obtainable on board ``index``: the solver of :mod:`.logic` over
         the boxes not yet opened and the keys held."""
-        return self.puzzle(index).solve(self.opened_sequence(index),
-                                        self.held_keys(index)) is not None
+        return (
+            self.puzzle(index).solve(self.opened_sequence(index), self.held_keys(index)) is not None
+        )
 
     def held_keys(self, index: int) -> tuple:
         """The keys held on board ``index``, in inventory order (logic colours, Gem = ``GEM``)."""

@@ -9,6 +9,7 @@ by ``c`` holding ``c'`` is ``C |- C'``, the two-lock Gem box is ``C (x) C' |- G`
 This module is pure Python and knows nothing about boards: a :class:`Puzzle` is a tuple of
 :class:`Box` objects. Colours are ints (palette indices); :data:`GEM` is the Gem.
 """
+
 from __future__ import annotations
 
 import collections
@@ -154,7 +155,7 @@ def source_sink(boxes: Sequence[Box]) -> SourceSink:
     boxes = list(boxes)
     sources, sinks = [], []
     for i, alpha in enumerate(boxes):
-        for beta in boxes[i + 1:]:
+        for beta in boxes[i + 1 :]:
             if set(alpha.locks) & set(beta.locks) and alpha.key != beta.key:
                 sources.append((alpha, beta))
             if alpha.key == beta.key and set(alpha.locks) != set(beta.locks):
@@ -175,7 +176,7 @@ class ProofStep:
     ``|- A (x) Y_beta`` obtained by cutting it against the proof so far."""
 
     box: Box
-    context: tuple          # A: the inventory not consumed by the box
+    context: tuple  # A: the inventory not consumed by the box
     premise: Sequent
     conclusion: Sequent
 
@@ -252,8 +253,10 @@ def proof_tree(boxes: Sequence[Box], opened: Sequence[int], held: Iterable[int] 
         context = list(inventory)
         for colour in box.locks:
             if colour not in context:
-                raise ValueError(f"box {box} was opened without {proposition(colour)} "
-                                 f"(inventory {tensor(inventory) or 'empty'})")
+                raise ValueError(
+                    f"box {box} was opened without {proposition(colour)} "
+                    f"(inventory {tensor(inventory) or 'empty'})"
+                )
             context.remove(colour)
         premise = Sequent(tuple(context) + tuple(box.locks), tuple(context) + (box.key,))
         inventory = context + [box.key]

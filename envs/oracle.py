@@ -4,6 +4,7 @@ Used by the tests (a plan must actually win when walked) and by ``play --hint``.
 breadth-first search over floor cells, so it never picks up a loose key or tries a lock it did not
 aim for.
 """
+
 from __future__ import annotations
 
 import collections

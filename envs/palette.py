@@ -4,6 +4,7 @@ Key colours are the ``num_colours`` hues of an HSV circle (footnote in Section 6
 brightness 0.8, hue 18k degrees for k = 0..19 with the default 20 colours). The colour of a key is
 its index into this palette; which indices a puzzle uses is drawn afresh every episode.
 """
+
 from __future__ import annotations
 
 import colorsys

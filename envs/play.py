@@ -9,6 +9,7 @@ On a terminal keys are read in raw mode (termios); otherwise (a pipe, a test) ``
 text of key names or characters, e.g. ``"l l j ? q"`` or ``"right down"``. :func:`play_keys` plays
 a list of keys directly.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,9 +23,24 @@ from .core import ACTION_NAMES
 from .oracle import greedy_action
 
 ACTION_OF_KEY = {name: action for action, name in enumerate(ACTION_NAMES)}
-KEY_NAMES = {"h": "left", "j": "down", "k": "up", "l": "right", "a": "left", "w": "up",
-             "d": "right", "s": "down", "?": "hint", "r": "reset", "q": "quit",
-             "\x1b[D": "left", "\x1b[A": "up", "\x1b[C": "right", "\x1b[B": "down", "\x03": "quit"}
+KEY_NAMES = {
+    "h": "left",
+    "j": "down",
+    "k": "up",
+    "l": "right",
+    "a": "left",
+    "w": "up",
+    "d": "right",
+    "s": "down",
+    "?": "hint",
+    "r": "reset",
+    "q": "quit",
+    "\x1b[D": "left",
+    "\x1b[A": "up",
+    "\x1b[C": "right",
+    "\x1b[B": "down",
+    "\x03": "quit",
+}
 COMMANDS = ("left", "up", "right", "down", "hint", "reset", "quit")
 HELP = "move: arrows or h/j/k/l   ?: hint   r: new puzzle   q: quit"
 
@@ -47,7 +63,7 @@ def parse_keys(text: str) -> List[str]:
         i = 0
         while i < len(word):
             step = 3 if word.startswith("\x1b[", i) else 1
-            name = key_name(word[i:i + step])
+            name = key_name(word[i : i + step])
             if name is not None:
                 commands.append(name)
             i += step
@@ -82,8 +98,13 @@ def _screen(env, message: str, interactive: bool) -> str:
     return text + (message + "\n" if message else "")
 
 
-def play_keys(env, keys: Iterable[str], out: TextIO = sys.stdout, seed: Optional[int] = None,
-              interactive: bool = False) -> dict:
+def play_keys(
+    env,
+    keys: Iterable[str],
+    out: TextIO = sys.stdout,
+    seed: Optional[int] = None,
+    interactive: bool = False,
+) -> dict:
     """Play ``keys`` (command names or keys) on ``env`` (made with ``render_mode="ansi"``).
 
     Returns ``{"episodes", "wins", "return", "steps"}`` over the session.
@@ -121,18 +142,26 @@ def play_keys(env, keys: Iterable[str], out: TextIO = sys.stdout, seed: Optional
             over = True
             stats["episodes"] += 1
             stats["wins"] += bool(info["is_success"])
-            verdict = "Gem obtained!" if info["is_success"] else (
-                "a bridge/distractor: the Gem is unobtainable" if terminated else "out of steps")
-            message = (f"{verdict} puzzle type {info['puzzle_type']}\nproof tree:\n"
-                       f"{env.unwrapped.proof_tree().format()}\n"
-                       "press r for a new puzzle, q to quit")
+            verdict = (
+                "Gem obtained!"
+                if info["is_success"]
+                else (
+                    "a bridge/distractor: the Gem is unobtainable" if terminated else "out of steps"
+                )
+            )
+            message = (
+                f"{verdict} puzzle type {info['puzzle_type']}\nproof tree:\n"
+                f"{env.unwrapped.proof_tree().format()}\n"
+                "press r for a new puzzle, q to quit"
+            )
         out.write(_screen(env, message, interactive).replace("\n", sep))
     out.flush()
     return stats
 
 
-def main(env_id: str = BRIDGE_BOX_WORLD_ID, seed: Optional[int] = None,
-         env_config: Optional[dict] = None) -> int:
+def main(
+    env_id: str = BRIDGE_BOX_WORLD_ID, seed: Optional[int] = None, env_config: Optional[dict] = None
+) -> int:
     """``keras-simplicial play``: plays ``env_id`` on the terminal, or with keys read from stdin.
 
     Returns the exit status; a bad ``env_id`` or ``env_config`` raises ``ValueError``.
@@ -143,8 +172,10 @@ def main(env_id: str = BRIDGE_BOX_WORLD_ID, seed: Optional[int] = None,
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     keys = _raw_keys(sys.stdin) if interactive else parse_keys(sys.stdin.read())
     stats = play_keys(env, keys, sys.stdout, seed=seed, interactive=interactive)
-    print(f"episodes {stats['episodes']}, wins {stats['wins']}, return {stats['return']:+g}, "
-          f"steps {stats['steps']}")
+    print(
+        f"episodes {stats['episodes']}, wins {stats['wins']}, return {stats['return']:+g}, "
+        f"steps {stats['steps']}"
+    )
     return 0
 
 

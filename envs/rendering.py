@@ -1,4 +1,5 @@
 """Pictures of a board: an upscaled RGB array of crisp (nearest-neighbour) tiles, and ANSI text."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -27,6 +27,7 @@ Standard mode, path keys ``P[1..L]`` (``P[L]`` loose) and distractor branches ``
     slot 1 + k          box          P[k + 1] |- P[k]          (valid for k < L)
     slot A + 1 + d*l+s  distractor   P[i_d] |- Q[d,0], then Q[d,s-1] |- Q[d,s]
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -45,15 +46,15 @@ class PuzzleBatch:
     is the Gem; ``-1`` pads missing locks and cells. Cells are flat indices ``row * cols + col``.
     """
 
-    lock: np.ndarray          # (n, M) int16: first lock colour (-1 for a loose key)
-    lock2: np.ndarray         # (n, M) int16: second lock colour of the bridge-mode Gem box, else -1
-    key: np.ndarray           # (n, M) int16: colour of the key inside (gem for the Gem box)
-    valid: np.ndarray         # (n, M) bool
-    fatal: np.ndarray         # (n, M) bool: distractors and the bridge
-    cells: np.ndarray         # (n, M, 4) int32: key tile, lock tile, second key tile, second lock
-    start: np.ndarray         # (n,) int32: player cell
+    lock: np.ndarray  # (n, M) int16: first lock colour (-1 for a loose key)
+    lock2: np.ndarray  # (n, M) int16: second lock colour of the bridge-mode Gem box, else -1
+    key: np.ndarray  # (n, M) int16: colour of the key inside (gem for the Gem box)
+    valid: np.ndarray  # (n, M) bool
+    fatal: np.ndarray  # (n, M) bool: distractors and the bridge
+    cells: np.ndarray  # (n, M, 4) int32: key tile, lock tile, second key tile, second lock
+    start: np.ndarray  # (n,) int32: player cell
     solution_length: np.ndarray  # (n,) int16
-    puzzle_type: np.ndarray   # (n, 3) int16: (a, b, c) with b = c = 0 without a bridge
+    puzzle_type: np.ndarray  # (n, 3) int16: (a, b, c) with b = c = 0 without a bridge
 
     @property
     def n(self) -> int:
@@ -67,8 +68,9 @@ class PuzzleSampler:
         self.config = c = config
         self.A = c.max_solution_length
         self.D = c.max_distractors
-        self.num_slots = (2 * self.A + 2) if c.mode == "bridge" else (
-            1 + self.A + self.D * c.distractor_length)
+        self.num_slots = (
+            (2 * self.A + 2) if c.mode == "bridge" else (1 + self.A + self.D * c.distractor_length)
+        )
         positions = np.asarray(c.key_positions, dtype=np.int64)
         self.key_cell = positions[:, 0] * c.cols + positions[:, 1]
         self.gem_grid_index = np.asarray([c.key_positions.index(p) for p in c.gem_positions])
@@ -88,17 +90,25 @@ class PuzzleSampler:
         if u.shape != (n, self.block_size):
             raise ValueError(f"u must have shape (n, {self.block_size}), got {u.shape}")
         span = c.max_solution_length - c.min_solution_length + 1
-        L = (c.min_solution_length + np.minimum((u[:, 0] * span).astype(np.int64), span - 1))
-        colours = np.argsort(u[:, self._col_colour:self._col_colour + c.num_colours], axis=1)
+        L = c.min_solution_length + np.minimum((u[:, 0] * span).astype(np.int64), span - 1)
+        colours = np.argsort(u[:, self._col_colour : self._col_colour + c.num_colours], axis=1)
         if c.mode == "bridge":
             lock, lock2, key, valid, fatal, ptype = self._bridge_slots(u, L, colours)
         else:
             lock, lock2, key, valid, fatal, ptype = self._standard_slots(u, L, colours)
         cells = self._place(u, valid)
         start = self._start(u, cells)
-        return PuzzleBatch(lock.astype(np.int16), lock2.astype(np.int16), key.astype(np.int16),
-                           valid, fatal, cells, start, L.astype(np.int16),
-                           ptype.astype(np.int16))
+        return PuzzleBatch(
+            lock.astype(np.int16),
+            lock2.astype(np.int16),
+            key.astype(np.int16),
+            valid,
+            fatal,
+            cells,
+            start,
+            L.astype(np.int16),
+            ptype.astype(np.int16),
+        )
 
     @staticmethod
     def _pick(u: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -108,16 +118,21 @@ class PuzzleSampler:
     def _empty_slots(self, n):
         """Per-slot arrays of ``n`` puzzles: lock, second lock, key (-1 = none), valid, fatal."""
         shape = (n, self.num_slots)
-        return (np.full(shape, -1, np.int64), np.full(shape, -1, np.int64),
-                np.full(shape, -1, np.int64), np.zeros(shape, bool), np.zeros(shape, bool))
+        return (
+            np.full(shape, -1, np.int64),
+            np.full(shape, -1, np.int64),
+            np.full(shape, -1, np.int64),
+            np.zeros(shape, bool),
+            np.zeros(shape, bool),
+        )
 
     def _bridge_slots(self, u, L, colours):
         c, A, n = self.config, self.A, u.shape[0]
         gem = c.num_colours
         ar = np.arange(n)
         lock, lock2, key, valid, fatal = self._empty_slots(n)
-        T = colours[:, :A]          # T[:, i - 1] is key index i of the top path
-        B = colours[:, A:2 * A]     # B[:, i - 1] is key index a + i (bottom path)
+        T = colours[:, :A]  # T[:, i - 1] is key index i of the top path
+        B = colours[:, A : 2 * A]  # B[:, i - 1] is key index a + i (bottom path)
         lock[:, 0], lock2[:, 0], key[:, 0], valid[:, 0] = T[:, 0], B[:, 0], gem, True
         for base, path in ((1, T), (A + 1, B)):
             key[:, base] = path[ar, L - 1]
@@ -128,7 +143,7 @@ class PuzzleSampler:
                 valid[:, base + k] = k < L
         has_bridge = u[:, 1] < c.bridge_probability
         b = 1 + self._pick(u[:, 2], L)
-        target = 1 + self._pick(u[:, 3], L)      # c - a
+        target = 1 + self._pick(u[:, 3], L)  # c - a
         lock[:, 2 * A + 1] = T[ar, b - 1]
         key[:, 2 * A + 1] = B[ar, target - 1]
         valid[:, 2 * A + 1] = has_bridge
@@ -149,7 +164,7 @@ class PuzzleSampler:
         span = c.max_distractors - c.min_distractors + 1
         num_d = c.min_distractors + self._pick(u[:, 1], np.full(n, span))
         for d in range(D):
-            attach = self._pick(u[:, self._col_attach + d], L)     # index i_d - 1
+            attach = self._pick(u[:, self._col_attach + d], L)  # index i_d - 1
             for s in range(length):
                 slot = 1 + A + d * length + s
                 q = colours[:, A + d * length + s]
@@ -167,13 +182,14 @@ class PuzzleSampler:
         ar = np.arange(n)
         cols = c.cols
         G = len(self.key_cell)
-        order_keys = u[:, self._col_pos:self._col_pos + G].copy()
+        order_keys = u[:, self._col_pos : self._col_pos + G].copy()
         cells = np.full((n, self.num_slots, 4), -1, np.int32)
         first = 0
         if c.mode == "bridge":
-            g = self.gem_grid_index[self._pick(u[:, self._col_anchor],
-                                               np.full(n, len(self.gem_grid_index)))]
-            order_keys[ar, g] = 2.0                       # never handed to another slot
+            g = self.gem_grid_index[
+                self._pick(u[:, self._col_anchor], np.full(n, len(self.gem_grid_index)))
+            ]
+            order_keys[ar, g] = 2.0  # never handed to another slot
             top = self.key_cell[g]
             cells[:, 0] = np.stack([top, top + 1, top + cols, top + cols + 1], 1)
             first = 1

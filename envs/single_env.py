@@ -1,4 +1,5 @@
 """``BoxWorldEnv``: one board of (bridge) BoxWorld as a ``gymnasium.Env`` (a view of the core)."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -18,7 +19,7 @@ def check_rendering(render_mode, tile_size) -> tuple:
     """``(render_mode, tile_size)`` validated (``ValueError`` naming the argument otherwise)."""
     if render_mode is not None and render_mode not in RENDER_MODES:
         raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}")
-    upscale(np.zeros((1, 1, 3), np.uint8), tile_size)         # validates tile_size
+    upscale(np.zeros((1, 1, 3), np.uint8), tile_size)  # validates tile_size
     return render_mode, tile_size
 
 
@@ -92,13 +93,20 @@ class BoxWorldEnv(gym.Env):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 8}
 
-    def __init__(self, mode: str = "bridge", *, render_mode: Optional[str] = None,
-                 tile_size: int = DEFAULT_TILE_SIZE, **arguments):
+    def __init__(
+        self,
+        mode: str = "bridge",
+        *,
+        render_mode: Optional[str] = None,
+        tile_size: int = DEFAULT_TILE_SIZE,
+        **arguments,
+    ):
         self.config = BoxWorldConfig.create(mode, **arguments)
         self.render_mode, self.tile_size = check_rendering(render_mode, tile_size)
         self.core = BoxWorldCore(1, self.config)
         self.observation_space = gym.spaces.Box(
-            0, 255, (self.config.rows, self.config.cols + 1, 3), np.uint8)
+            0, 255, (self.config.rows, self.config.cols + 1, 3), np.uint8
+        )
         self.action_space = gym.spaces.Discrete(4)
         self._episode_return = 0.0
         self._last_reward = 0.0
@@ -113,13 +121,19 @@ class BoxWorldEnv(gym.Env):
 
     def step(self, action):
         if not self.action_space.contains(action):
-            raise ValueError(f"action must be one of 0 (left), 1 (up), 2 (right), 3 (down); "
-                             f"got {action!r}")
+            raise ValueError(
+                f"action must be one of 0 (left), 1 (up), 2 (right), 3 (down); got {action!r}"
+            )
         reward, terminated, truncated, _ = self.core.step(np.asarray([action]), autoreset=False)
         self._last_reward = float(reward[0])
         self._episode_return += self._last_reward
-        return (self.core.obs[0].copy(), self._last_reward, bool(terminated[0]),
-                bool(truncated[0]), self._info())
+        return (
+            self.core.obs[0].copy(),
+            self._last_reward,
+            bool(terminated[0]),
+            bool(truncated[0]),
+            self._info(),
+        )
 
     def render(self):
         if self.render_mode == "rgb_array":
@@ -130,10 +144,12 @@ class BoxWorldEnv(gym.Env):
 
     def _info(self) -> dict:
         core = self.core
-        return {"puzzle_type": tuple(int(v) for v in core.puzzle_type[0]),
-                "solvable": bool(core.solvable[0]),
-                "is_success": bool(core.is_success[0]),
-                "solution_length": int(core.solution_length[0])}
+        return {
+            "puzzle_type": tuple(int(v) for v in core.puzzle_type[0]),
+            "solvable": bool(core.solvable[0]),
+            "is_success": bool(core.is_success[0]),
+            "solution_length": int(core.solution_length[0]),
+        }
 
     # -- the logic of the episode ------------------------------------------------------------
     def puzzle(self) -> Puzzle:
@@ -162,6 +178,8 @@ class BoxWorldEnv(gym.Env):
 
     def status(self) -> str:
         inventory = " ".join(str(k) for k in self.held_keys()) or "-"
-        return (f"type {tuple(int(v) for v in self.core.puzzle_type[0])}  "
-                f"step {int(self.core.steps[0])}  reward {self._last_reward:+g}  "
-                f"return {self._episode_return:+g}  inventory [{inventory}]")
+        return (
+            f"type {tuple(int(v) for v in self.core.puzzle_type[0])}  "
+            f"step {int(self.core.steps[0])}  reward {self._last_reward:+g}  "
+            f"return {self._episode_return:+g}  inventory [{inventory}]"
+        )

@@ -5,6 +5,7 @@ its last observation and info (puzzle type, ``is_success`` of the finished episo
 to :meth:`step` resets that board, ignoring its action. Board ``i`` of ``reset(seed=s)`` plays the
 same episodes as ``BoxWorldEnv().reset(seed=s + i)`` followed by seedless resets.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -34,19 +35,30 @@ class BoxWorldVectorEnv(VectorEnv):
     ``(n,)``, each with its ``_key`` mask (all True).
     """
 
-    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 8,
-                "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {
+        "render_modes": list(RENDER_MODES),
+        "render_fps": 8,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
 
-    def __init__(self, num_envs: int = 1, mode: str = "bridge", *,
-                 render_mode: Optional[str] = None, tile_size: int = DEFAULT_TILE_SIZE,
-                 copy: bool = True, **arguments):
+    def __init__(
+        self,
+        num_envs: int = 1,
+        mode: str = "bridge",
+        *,
+        render_mode: Optional[str] = None,
+        tile_size: int = DEFAULT_TILE_SIZE,
+        copy: bool = True,
+        **arguments,
+    ):
         self.config = BoxWorldConfig.create(mode, **arguments)
         self.core = BoxWorldCore(num_envs, self.config)
         self.num_envs = self.core.num_boards
         self.render_mode, self.tile_size = check_rendering(render_mode, tile_size)
         self.copy = bool(copy)
         self.single_observation_space = gym.spaces.Box(
-            0, 255, (self.config.rows, self.config.cols + 1, 3), np.uint8)
+            0, 255, (self.config.rows, self.config.cols + 1, 3), np.uint8
+        )
         self.single_action_space = gym.spaces.Discrete(4)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -62,8 +74,10 @@ class BoxWorldVectorEnv(VectorEnv):
         else:
             seeds = list(seed)
             if len(seeds) != self.num_envs:
-                raise ValueError(f"seed must be None, an int or a list of num_envs={self.num_envs}"
-                                 f" seeds, got {len(seeds)} seeds")
+                raise ValueError(
+                    f"seed must be None, an int or a list of num_envs={self.num_envs}"
+                    f" seeds, got {len(seeds)} seeds"
+                )
         super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
         for i, s in enumerate(seeds):
             if s is not None or self.core.rngs[i] is None:
@@ -91,8 +105,13 @@ class BoxWorldVectorEnv(VectorEnv):
 
     def _info(self) -> dict:
         core, mask = self.core, self._mask
-        return {"puzzle_type": core.puzzle_type.astype(np.int64), "_puzzle_type": mask,
-                "solvable": core.solvable.copy(), "_solvable": mask,
-                "is_success": core.is_success.copy(), "_is_success": mask,
-                "solution_length": core.solution_length.astype(np.int64),
-                "_solution_length": mask}
+        return {
+            "puzzle_type": core.puzzle_type.astype(np.int64),
+            "_puzzle_type": mask,
+            "solvable": core.solvable.copy(),
+            "_solvable": mask,
+            "is_success": core.is_success.copy(),
+            "_is_success": mask,
+            "solution_length": core.solution_length.astype(np.int64),
+            "_solution_length": mask,
+        }

@@ -38,9 +38,14 @@ def fresh_agents(seed=0):
     import keras
 
     keras.utils.set_random_seed(seed)
-    return [(AttentionAgent(build_agent_model(kind, (7, 10, 3), 4), kind),
-             RunArguments(env=FRESH_ENV[0], agent=kind, env_config=FRESH_ENV[1]), None)
-            for kind in ("relational", "simplicial")]
+    return [
+        (
+            AttentionAgent(build_agent_model(kind, (7, 10, 3), 4), kind),
+            RunArguments(env=FRESH_ENV[0], agent=kind, env_config=FRESH_ENV[1]),
+            None,
+        )
+        for kind in ("relational", "simplicial")
+    ]
 
 
 def per_type_report(agent, env_id, env_config, episodes, seed):
@@ -55,8 +60,12 @@ def main():
     parser.add_argument("--out", default="analysis_figures")
     parser.add_argument("--seed", type=int, default=3, help="the episode to draw")
     parser.add_argument("--step", type=int, default=None, help="the step to draw (default last)")
-    parser.add_argument("--episodes", type=int, default=40,
-                        help="episodes per agent for the per-type win rates and the probe")
+    parser.add_argument(
+        "--episodes",
+        type=int,
+        default=40,
+        help="episodes per agent for the per-type win rates and the probe",
+    )
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -65,10 +74,10 @@ def main():
         agents = []
         for path in args.checkpoints:
             agent, arguments = load_attention_agent(path)
-            run_dir = Path(path) if (Path(path) / "run.json").is_file() else \
-                Path(path).parent.parent
-            agents.append((agent, arguments, run_dir if (run_dir / "run.json").is_file()
-                           else None))
+            run_dir = (
+                Path(path) if (Path(path) / "run.json").is_file() else Path(path).parent.parent
+            )
+            agents.append((agent, arguments, run_dir if (run_dir / "run.json").is_file() else None))
     else:
         print("No checkpoint given: using freshly initialised agents.")
         agents = fresh_agents()
@@ -77,20 +86,24 @@ def main():
     for agent, arguments, _ in agents:
         env_id, env_config = arguments.env, arguments.env_config
         record = play_episode(agent, env_id, env_config, seed=args.seed)
-        print(f"\n{agent.kind}: puzzle type {record.puzzle_type}, {record.length} steps, "
-              f"{record.outcome()}")
+        print(
+            f"\n{agent.kind}: puzzle type {record.puzzle_type}, {record.length} steps, "
+            f"{record.outcome()}"
+        )
         for path in save_figures(record, out / agent.kind, step=args.step, sharpen=2.0):
             print(f"  saved {path}")
         gif = out / agent.kind / f"seed{args.seed}_episode.gif"
         save_episode_gif(record, gif, sharpen=2.0, max_frames=60)
         print(f"  saved {gif}")
         print(format_explanation(explain_episode(record)))
-        print(format_probe_table(logic_probe(agent, env_id, env_config,
-                                             episodes=args.episodes)))
+        print(format_probe_table(logic_probe(agent, env_id, env_config, episodes=args.episodes)))
         # Per-type win rates of "several checkpoints": here three disjoint sets of boards.
         for part in range(3):
-            reports.append(per_type_report(agent, env_id, env_config, args.episodes // 3,
-                                           seed=1000 * (part + 1)))
+            reports.append(
+                per_type_report(
+                    agent, env_id, env_config, args.episodes // 3, seed=1000 * (part + 1)
+                )
+            )
 
     path = out / "win_rate_per_type.png"
     plot_per_type_win_rates(reports, path)
@@ -99,8 +112,7 @@ def main():
     if run_dirs:
         for time_adjusted in (False, True):
             path = out / f"training_curves{'_time_adjusted' if time_adjusted else ''}.png"
-            plot_training_curves(run_dirs, path, per_run_panels=True,
-                                 time_adjusted=time_adjusted)
+            plot_training_curves(run_dirs, path, per_run_panels=True, time_adjusted=time_adjusted)
             print(f"saved {path}")
     else:
         print("training curves need training runs: keras-simplicial train ..., then pass them.")

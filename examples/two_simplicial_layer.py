@@ -29,8 +29,13 @@ def build_model():
     entities = keras.Input((NUM_ENTITIES, WIDTH), name="entities")
     x = VirtualEntities(NUM_VIRTUAL, name="virtual_entities")(entities)
     block = TwoSimplicialTransformerBlock(
-        num_virtual_entities=NUM_VIRTUAL, num_heads=2, key_dim=8,
-        num_simplicial_heads=1, simplicial_key_dim=8, feedforward_dim=32, name="block",
+        num_virtual_entities=NUM_VIRTUAL,
+        num_heads=2,
+        key_dim=8,
+        num_simplicial_heads=1,
+        simplicial_key_dim=8,
+        feedforward_dim=32,
+        name="block",
     )
     # Two iterations with shared weights; scores requested on both calls (see README).
     x, _, _ = block(x, return_attention_scores=True)
@@ -47,9 +52,11 @@ def main():
     x, y = toy_data(512)
     model, analysis = build_model()
     model.summary()
-    model.compile(optimizer=keras.optimizers.Adam(3e-3),
-                  loss=keras.losses.BinaryCrossentropy(from_logits=True),
-                  metrics=[keras.metrics.BinaryAccuracy(threshold=0.0)])
+    model.compile(
+        optimizer=keras.optimizers.Adam(3e-3),
+        loss=keras.losses.BinaryCrossentropy(from_logits=True),
+        metrics=[keras.metrics.BinaryAccuracy(threshold=0.0)],
+    )
     model.fit(x, y, batch_size=64, epochs=3, verbose=2)
     scores, simplicial_scores = analysis.predict(x[:4], verbose=0)
     print("1-simplicial scores:", scores.shape, "(batch, heads, N+M, N+M)")

@@ -29,13 +29,19 @@ def resolve_logit_scale(logit_scale, key_dim, order):
         return 1.0
     if isinstance(logit_scale, str):
         if logit_scale != "auto":
-            raise ValueError(f"`logit_scale` must be one of {LOGIT_SCALES}, "
-                             f"received logit_scale={logit_scale!r}.")
+            raise ValueError(
+                f"`logit_scale` must be one of {LOGIT_SCALES}, "
+                f"received logit_scale={logit_scale!r}."
+            )
         return float(key_dim) ** (-order / 2.0)
-    if isinstance(logit_scale, bool) or not isinstance(logit_scale, (int, float)) \
-            or not logit_scale > 0:
-        raise ValueError(f"`logit_scale` must be one of {LOGIT_SCALES}, "
-                         f"received logit_scale={logit_scale!r}.")
+    if (
+        isinstance(logit_scale, bool)
+        or not isinstance(logit_scale, (int, float))
+        or not logit_scale > 0
+    ):
+        raise ValueError(
+            f"`logit_scale` must be one of {LOGIT_SCALES}, received logit_scale={logit_scale!r}."
+        )
     return float(logit_scale)
 
 

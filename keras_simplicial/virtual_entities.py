@@ -65,8 +65,11 @@ class VirtualEntities(keras.layers.Layer):
 
     def compute_output_shape(self, input_shape):
         length = input_shape[1]
-        return (input_shape[0], None if length is None else length + self.num_entities,
-                input_shape[2])
+        return (
+            input_shape[0],
+            None if length is None else length + self.num_entities,
+            input_shape[2],
+        )
 
     def get_config(self):
         config = super().get_config()

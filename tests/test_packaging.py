@@ -12,8 +12,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # Repository folder -> import name (setup.py's PACKAGE_DIRS).
-FOLDERS = {"keras_simplicial": "keras_simplicial", "envs": "keras_simplicial.envs",
-           "agents": "keras_simplicial.agents"}
+FOLDERS = {
+    "keras_simplicial": "keras_simplicial",
+    "envs": "keras_simplicial.envs",
+    "agents": "keras_simplicial.agents",
+}
 
 
 def source_modules():
@@ -35,33 +38,76 @@ def test_the_wheel_holds_every_module_and_imports_on_its_own(tmp_path):
     for name in ("setup.py", "README.md", "keras_simplicial_cli.py"):
         shutil.copy(ROOT / name, source / name)
     for folder in FOLDERS:
-        shutil.copytree(ROOT / folder, source / folder,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--wheel-dir", str(tmp_path / "dist"), str(source)],
-                   check=True, capture_output=True, timeout=600, cwd=tmp_path)
+        shutil.copytree(
+            ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            str(tmp_path / "dist"),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     (wheel,) = (tmp_path / "dist").glob("keras_simplicial-*.whl")
     files = set(zipfile.ZipFile(wheel).namelist())
-    in_wheel = {name[:-len(".py")].replace("/", ".").removesuffix(".__init__")
-                for name in files if name.endswith(".py")}
+    in_wheel = {
+        name[: -len(".py")].replace("/", ".").removesuffix(".__init__")
+        for name in files
+        if name.endswith(".py")
+    }
     assert source_modules() <= in_wheel, sorted(source_modules() - in_wheel)
     entry_points = next(name for name in files if name.endswith("entry_points.txt"))
-    assert "keras-simplicial = keras_simplicial_cli:main" in \
-        zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert (
+        "keras-simplicial = keras_simplicial_cli:main"
+        in zipfile.ZipFile(wheel).read(entry_points).decode()
+    )
 
     site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
-                    str(site), str(wheel)], check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     # Every module imports from the installed wheel (not from this checkout); the dependencies
     # come from this environment.
-    check = ("import importlib, sys\n"
-             f"for name in sorted({sorted(source_modules())!r}):\n"
-             "    module = importlib.import_module(name)\n"
-             f"    assert module.__file__.startswith({str(site)!r}), (name, module.__file__)\n"
-             "print('ok')\n")
+    check = (
+        "import importlib, sys\n"
+        f"for name in sorted({sorted(source_modules())!r}):\n"
+        "    module = importlib.import_module(name)\n"
+        f"    assert module.__file__.startswith({str(site)!r}), (name, module.__file__)\n"
+        "print('ok')\n"
+    )
     environment = {**os.environ, "PYTHONPATH": str(site), "TF_CPP_MIN_LOG_LEVEL": "3"}
-    result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
-                            timeout=600, cwd=tmp_path, env=environment)
+    result = subprocess.run(
+        [sys.executable, "-c", check],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=environment,
+    )
     assert result.stdout.strip() == "ok", result.stderr[-3000:]
 
 
@@ -76,6 +122,7 @@ def test_checkpoints_naming_modules_of_earlier_versions_still_load():
     # A pickle that names the class by its earlier module, as RLlib checkpoints do (protocol 0
     # writes module names as plain text).
     data = pickle.dumps(ResilientIMPALA, protocol=0).replace(
-        b"keras_simplicial.agents.training.impala", b"keras_simplicial.agents.config")
+        b"keras_simplicial.agents.training.impala", b"keras_simplicial.agents.config"
+    )
     assert b"keras_simplicial.agents.config" in data
     assert pickle.loads(data) is ResilientIMPALA

@@ -59,35 +59,66 @@ def test_the_readme_has_the_commands_this_test_runs():
     commands = readme_commands()
     assert commands[:2] == ["make train", "make test"]  # the first screen's two commands
     names = {argv[0] for _, argv in keras_simplicial_commands()}
-    assert names >= {"train", "evaluate", "plot", "visualize", "explain", "probe", "plot-types",
-                     "policy-map", "play"}
+    assert names >= {
+        "train",
+        "evaluate",
+        "plot",
+        "visualize",
+        "explain",
+        "probe",
+        "plot-types",
+        "policy-map",
+        "play",
+    }
 
 
-@pytest.mark.parametrize("line, argv", keras_simplicial_commands(),
-                         ids=[line[:60] for line, _ in keras_simplicial_commands()])
+@pytest.mark.parametrize(
+    "line, argv",
+    keras_simplicial_commands(),
+    ids=[line[:60] for line, _ in keras_simplicial_commands()],
+)
 def test_each_command_parses(line, argv):
     cli.build_parser().parse_args(argv)
 
 
 def test_make_train_runs_a_command_that_parses():
-    dry_run = subprocess.run(["make", "-n", "train"], cwd=ROOT, capture_output=True, text=True,
-                             check=True).stdout
-    (line,) = [line for line in dry_run.replace("\\\n", " ").splitlines()
-               if "keras-simplicial train" in line]
+    dry_run = subprocess.run(
+        ["make", "-n", "train"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    (line,) = [
+        line
+        for line in dry_run.replace("\\\n", " ").splitlines()
+        if "keras-simplicial train" in line
+    ]
     cli.build_parser().parse_args(shlex.split(line.split("keras-simplicial", 1)[1]))
 
 
 # Appended to each README command in the slow test: tiny sizes, the README's arguments otherwise.
-TINY_RUN = ["--stop-timesteps", "240", "--num-envs-per-env-runner", "8", "--evaluate", "8",
-            "--checkpoint-every",
-            "1", "--progress", "none",
-            "--env-config", json.dumps({"max_solution_length": 1, "max_steps": 20}),
-            "--config", json.dumps({"train_batch_size": 80, "rollout_fragment_length": 10,
-                                    "min_time_s_per_iteration": 0}),
-            "--model-config", json.dumps({"jit_compile": False})]
+TINY_RUN = [
+    "--stop-timesteps",
+    "240",
+    "--num-envs-per-env-runner",
+    "8",
+    "--evaluate",
+    "8",
+    "--checkpoint-every",
+    "1",
+    "--progress",
+    "none",
+    "--env-config",
+    json.dumps({"max_solution_length": 1, "max_steps": 20}),
+    "--config",
+    json.dumps(
+        {"train_batch_size": 80, "rollout_fragment_length": 10, "min_time_s_per_iteration": 0}
+    ),
+    "--model-config",
+    json.dumps({"jit_compile": False}),
+]
 # Long episodes for the step the README draws: no bridge, nothing fatal, three boxes to open.
-LONG_EPISODE = ["--env-config", json.dumps({"max_solution_length": 3, "bridge_probability": 0.0,
-                                            "max_steps": 20})]
+LONG_EPISODE = [
+    "--env-config",
+    json.dumps({"max_solution_length": 3, "bridge_probability": 0.0, "max_steps": 20}),
+]
 TINY = {
     "train": TINY_RUN,
     "train --resume": ["--stop-timesteps", "400", "--progress", "none"],
@@ -113,10 +144,19 @@ def test_every_readme_command_and_example_runs(tmp_path, monkeypatch, capsys):
     for line in readme_commands():
         if "python -m" in line:
             # With the environment's Python first on PATH, as after `source .venv/bin/activate`.
-            environment = {**os.environ,
-                           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-            result = subprocess.run(line, shell=True, input="q", capture_output=True, text=True,
-                                    timeout=300, env=environment)
+            environment = {
+                **os.environ,
+                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            }
+            result = subprocess.run(
+                line,
+                shell=True,
+                input="q",
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env=environment,
+            )
             assert result.returncode == 0 and "episodes" in result.stdout, (line, result.stderr)
 
     namespace = {}
@@ -135,8 +175,13 @@ def _create_what_the_command_reads(argv):
     """Runs and reports the README names without making them first: copies of the first run."""
     first_run = Path("runs/s1")
     for word in argv:
-        if word.startswith("runs/") and "*" not in word and not Path(word).exists() \
-                and first_run.exists() and argv[0] != "train":
+        if (
+            word.startswith("runs/")
+            and "*" not in word
+            and not Path(word).exists()
+            and first_run.exists()
+            and argv[0] != "train"
+        ):
             shutil.copytree(first_run, word)
         if word.startswith("runs/") and "*" in word and not glob.glob(word):
             shutil.copytree(first_run, word.replace("*", "1"))

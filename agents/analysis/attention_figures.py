@@ -32,7 +32,7 @@ HEATMAP = "viridis"
 
 
 def puzzle_type_text(puzzle_type):
-    """"(3, 2, 5)" for a bridge puzzle, "(2, -, -), no bridge" otherwise (Section 6.2)."""
+    """ "(3, 2, 5)" for a bridge puzzle, "(2, -, -), no bridge" otherwise (Section 6.2)."""
     a, b, c = (int(v) for v in puzzle_type)
     return f"({a}, {b}, {c})" if b > 0 else f"({a}, -, -), no bridge"
 
@@ -47,8 +47,10 @@ def check_step(record, step):
     if step < 0:
         step += record.length
     if not 0 <= step < record.length:
-        raise ValueError(f"--step must be in [0, {record.length - 1}] (the episode has "
-                         f"{record.length} decisions), got {step}.")
+        raise ValueError(
+            f"--step must be in [0, {record.length - 1}] (the episode has "
+            f"{record.length} decisions), got {step}."
+        )
     if not record.attention:
         raise ValueError("the episode was played without recording attention.")
     return step
@@ -83,7 +85,7 @@ def virtual_attention_on_board(observation, attention_row, sharpen=1.0):
     for index in range(num_entities):
         y, x = tile_of_entity(index, rows, cols)
         weights[y - 1, x - 1] = row[index]
-    pixels = observation[1:rows - 1, 1:cols].astype(np.float64) / 255.0
+    pixels = observation[1 : rows - 1, 1:cols].astype(np.float64) / 255.0
     peak = weights.max()
     scale = weights / peak if peak > 0 else weights
     return pixels * scale[..., None], weights
@@ -100,14 +102,30 @@ class BoardPanel:
         cols = width - 1
         self.image = axis.imshow(observation, interpolation="nearest")
         axis.axvline(cols - 0.5, color="black", linewidth=1.5)
-        axis.add_patch(patches.Rectangle((0.5, 0.5), cols - 1, rows - 2, fill=False,
-                                                    edgecolor="white", linewidth=0.8,
-                                                    linestyle="--"))
+        axis.add_patch(
+            patches.Rectangle(
+                (0.5, 0.5),
+                cols - 1,
+                rows - 2,
+                fill=False,
+                edgecolor="white",
+                linewidth=0.8,
+                linestyle="--",
+            )
+        )
         if label_entities:
             for y in range(1, rows - 1):
                 for x in range(1, cols):
-                    axis.text(x, y, str(entity_of_tile(y, x, rows, cols)), ha="center",
-                              va="center", fontsize=5, color="black", alpha=0.55)
+                    axis.text(
+                        x,
+                        y,
+                        str(entity_of_tile(y, x, rows, cols)),
+                        ha="center",
+                        va="center",
+                        fontsize=5,
+                        color="black",
+                        alpha=0.55,
+                    )
         axis.set_xticks(range(width))
         axis.set_yticks(range(rows))
         axis.tick_params(labelsize=6)
@@ -118,23 +136,36 @@ class BoardPanel:
         record = self.record
         self.image.set_data(record.observations[step])
         action = record.actions[step]
-        self.axis.set_title(
+        outcome = record.outcome() if step == record.length - 1 else ""
+        title = (
             f"{record.kind} agent, puzzle type {puzzle_type_text(record.puzzle_type)}\n"
             f"step {step} of {record.length}: action {ACTION_ARROWS[action]} "
-            f"({ACTION_NAMES[action]}), {record.outcome() if step == record.length - 1 else ''}"
-            .rstrip(", "), fontsize=8)
+            f"({ACTION_NAMES[action]}), {outcome}"
+        )
+        self.axis.set_title(title.rstrip(", "), fontsize=8)
 
 
 class OneSimplicialPanel:
     """Heat map of the 1-simplicial attention of one head and block iteration (query x key)."""
 
     def __init__(self, figure, axis, record, iteration, head, vmax=None):
-        self.axis, self.record, self.iteration, self.head, self.vmax = \
-            axis, record, iteration, head, vmax
+        self.axis, self.record, self.iteration, self.head, self.vmax = (
+            axis,
+            record,
+            iteration,
+            head,
+            vmax,
+        )
         attention = record.attention[0]
         size = attention.one_simplicial[iteration].shape[-1]
-        self.image = axis.imshow(np.zeros((size, size)), cmap=HEATMAP, vmin=0.0,
-                                 vmax=vmax or 1.0, interpolation="nearest", aspect="equal")
+        self.image = axis.imshow(
+            np.zeros((size, size)),
+            cmap=HEATMAP,
+            vmin=0.0,
+            vmax=vmax or 1.0,
+            interpolation="nearest",
+            aspect="equal",
+        )
         self.colourbar = figure.colorbar(self.image, ax=axis, fraction=0.046, pad=0.03)
         self.colourbar.ax.tick_params(labelsize=6)
         n, m = attention.num_entities, attention.num_virtual
@@ -171,13 +202,17 @@ class VirtualEntityPanel:
         rows, cols = observation.shape[0], observation.shape[1] - 1
         self.n = record.attention[0].num_entities
         # Tile coordinates on the axes: tile (y, x) is centred on (x, y).
-        self.image = axis.imshow(np.zeros((rows - 2, cols - 1, 3)), interpolation="nearest",
-                                 extent=(0.5, cols - 0.5, rows - 1.5, 0.5))
+        self.image = axis.imshow(
+            np.zeros((rows - 2, cols - 1, 3)),
+            interpolation="nearest",
+            extent=(0.5, cols - 0.5, rows - 1.5, 0.5),
+        )
         self.mappable = cm.ScalarMappable(norm=colors.Normalize(0.0, 1.0), cmap="gray")
         self.colourbar = figure.colorbar(self.mappable, ax=axis, fraction=0.046, pad=0.03)
         self.colourbar.ax.tick_params(labelsize=6)
-        self.colourbar.set_label("attention" + (" (sharpened)" if sharpen != 1 else "")
-                                 + " = brightness", fontsize=6)
+        self.colourbar.set_label(
+            "attention" + (" (sharpened)" if sharpen != 1 else "") + " = brightness", fontsize=6
+        )
         axis.set_xticks(range(1, cols))
         axis.set_yticks(range(1, rows - 1))
         axis.tick_params(labelsize=6)
@@ -195,26 +230,40 @@ class VirtualEntityPanel:
         self.mappable.set_clim(0.0, max(peak, 1e-6))
         index = int(np.argmax(row[: self.n]))
         sharpened = f", logits x{self.sharpen:g}" if self.sharpen != 1 else ""
-        self.axis.set_title(f"virtual entity {query} (z = {self.virtual + 1}), head "
-                            f"{self.head + 1}\niteration {self.iteration + 1}{sharpened}",
-                            fontsize=8)
-        tile = tile_of_entity(index, record.observations.shape[1],
-                              record.observations.shape[2] - 1)
-        self.note.set_text(f"max {row[index]:.3f}: entity {index}, tile {tile}\n"
-                           f"on virtual entities: {row[self.n:].sum():.3f} (unsharpened)")
+        self.axis.set_title(
+            f"virtual entity {query} (z = {self.virtual + 1}), head "
+            f"{self.head + 1}\niteration {self.iteration + 1}{sharpened}",
+            fontsize=8,
+        )
+        tile = tile_of_entity(index, record.observations.shape[1], record.observations.shape[2] - 1)
+        self.note.set_text(
+            f"max {row[index]:.3f}: entity {index}, tile {tile}\n"
+            f"on virtual entities: {row[self.n :].sum():.3f} (unsharpened)"
+        )
 
 
 class TwoSimplicialPanel:
     """A^i_{j,k}: query entities i as columns, key pairs (j, k) lexicographically as rows."""
 
     def __init__(self, figure, axis, record, iteration, head=0, vmax=1.0):
-        self.axis, self.record, self.iteration, self.head, self.vmax = \
-            axis, record, iteration, head, vmax
+        self.axis, self.record, self.iteration, self.head, self.vmax = (
+            axis,
+            record,
+            iteration,
+            head,
+            vmax,
+        )
         attention = record.attention[0]
         n, m = attention.num_entities, attention.num_virtual
         self.pairs = [(j, k) for j in range(1, m + 1) for k in range(1, m + 1)]
-        self.image = axis.imshow(np.zeros((m * m, n)), cmap=HEATMAP, vmin=0.0, vmax=vmax or 1.0,
-                                 interpolation="nearest", aspect="auto")
+        self.image = axis.imshow(
+            np.zeros((m * m, n)),
+            cmap=HEATMAP,
+            vmin=0.0,
+            vmax=vmax or 1.0,
+            interpolation="nearest",
+            aspect="auto",
+        )
         self.colourbar = figure.colorbar(self.image, ax=axis, fraction=0.046, pad=0.03)
         self.colourbar.ax.tick_params(labelsize=6)
         axis.set_yticks(range(m * m))
@@ -240,13 +289,15 @@ class TwoSimplicialPanel:
         self.axis.set_title(
             f"2-simplicial, iteration {self.iteration + 1}, head {self.head + 1}: generic pair "
             f"{self.pairs[generic]} ({winners[generic]} of {matrix.shape[1]} queries)",
-            fontsize=8)
+            fontsize=8,
+        )
 
 
 # -- figures -------------------------------------------------------------------------------------
 def _figure_with_board(record, rows, cols, panel_size=(3.3, 2.9), board_width=1.25):
-    figure = plt.figure(figsize=(panel_size[0] * (cols + board_width),
-                                 max(3.2, panel_size[1] * rows)))
+    figure = plt.figure(
+        figsize=(panel_size[0] * (cols + board_width), max(3.2, panel_size[1] * rows))
+    )
     grid = figure.add_gridspec(rows, cols + 1, width_ratios=[board_width] + [1] * cols)
     board = BoardPanel(figure.add_subplot(grid[:, 0]), record)
     return figure, grid, board
@@ -271,10 +322,14 @@ def plot_one_simplicial(record, step=None):
     iterations = len(attention.one_simplicial)
     heads = attention.one_simplicial[0].shape[0]
     figure, grid, board = _figure_with_board(record, iterations, heads)
-    panels = [board] + [OneSimplicialPanel(figure, figure.add_subplot(grid[t, 1 + h]), record, t, h)
-                        for t in range(iterations) for h in range(heads)]
-    figure.suptitle("1-simplicial attention (rows: query entity i, columns: key entity j)",
-                    fontsize=9)
+    panels = [board] + [
+        OneSimplicialPanel(figure, figure.add_subplot(grid[t, 1 + h]), record, t, h)
+        for t in range(iterations)
+        for h in range(heads)
+    ]
+    figure.suptitle(
+        "1-simplicial attention (rows: query entity i, columns: key entity j)", fontsize=9
+    )
     return _draw(figure, panels, step)
 
 
@@ -284,16 +339,25 @@ def plot_virtual_entities(record, step=None, iteration=0, sharpen=1.0):
     step = check_step(record, step)
     attention = record.attention[step]
     if not 0 <= iteration < len(attention.one_simplicial):
-        raise ValueError(f"iteration must be in [0, {len(attention.one_simplicial) - 1}], "
-                         f"got {iteration}.")
+        raise ValueError(
+            f"iteration must be in [0, {len(attention.one_simplicial) - 1}], got {iteration}."
+        )
     heads = attention.one_simplicial[0].shape[0]
-    figure, grid, board = _figure_with_board(record, attention.num_virtual, heads,
-                                             panel_size=(3.3, 2.6))
-    panels = [board] + [VirtualEntityPanel(figure, figure.add_subplot(grid[z, 1 + h]), record,
-                                           iteration, z, h, sharpen)
-                        for z in range(attention.num_virtual) for h in range(heads)]
-    figure.suptitle("1-simplicial attention of the virtual entities multiplied into the board "
-                    "(Section 6.1 entity-to-tile mapping)", fontsize=9)
+    figure, grid, board = _figure_with_board(
+        record, attention.num_virtual, heads, panel_size=(3.3, 2.6)
+    )
+    panels = [board] + [
+        VirtualEntityPanel(
+            figure, figure.add_subplot(grid[z, 1 + h]), record, iteration, z, h, sharpen
+        )
+        for z in range(attention.num_virtual)
+        for h in range(heads)
+    ]
+    figure.suptitle(
+        "1-simplicial attention of the virtual entities multiplied into the board "
+        "(Section 6.1 entity-to-tile mapping)",
+        fontsize=9,
+    )
     return _draw(figure, panels, step)
 
 
@@ -304,13 +368,19 @@ def plot_two_simplicial(record, step=None):
     attention = record.attention[step]
     iterations = len(attention.two_simplicial)
     heads = attention.two_simplicial[0].shape[0]
-    figure, grid, board = _figure_with_board(record, iterations * heads, 1,
-                                             panel_size=(6.5, 2.2), board_width=0.7)
-    panels = [board] + [TwoSimplicialPanel(figure, figure.add_subplot(grid[t * heads + h, 1]),
-                                           record, t, h)
-                        for t in range(iterations) for h in range(heads)]
-    figure.suptitle("2-simplicial attention (columns: query entity i, rows: key pairs (j, k) of "
-                    "virtual entities)", fontsize=9)
+    figure, grid, board = _figure_with_board(
+        record, iterations * heads, 1, panel_size=(6.5, 2.2), board_width=0.7
+    )
+    panels = [board] + [
+        TwoSimplicialPanel(figure, figure.add_subplot(grid[t * heads + h, 1]), record, t, h)
+        for t in range(iterations)
+        for h in range(heads)
+    ]
+    figure.suptitle(
+        "2-simplicial attention (columns: query entity i, rows: key pairs (j, k) of "
+        "virtual entities)",
+        fontsize=9,
+    )
     return _draw(figure, panels, step)
 
 
@@ -350,10 +420,21 @@ def episode_animation(record, sharpen=1.0):
         figure = plt.figure(figsize=(3.0 * (1.2 + heads) + 5.5, 2.5 * m + 0.4))
         grid = figure.add_gridspec(m, heads + 2, width_ratios=[1.2] + [1] * heads + [1.9])
         panels = [BoardPanel(figure.add_subplot(grid[:, 0]), record)]
-        panels += [VirtualEntityPanel(figure, figure.add_subplot(grid[z, 1 + h]), record, 0, z,
-                                      h, sharpen) for z in range(m) for h in range(heads)]
-        panels.append(TwoSimplicialPanel(figure, figure.add_subplot(grid[:, heads + 1]), record,
-                                         len(attention.two_simplicial) - 1, 0, vmax=1.0))
+        panels += [
+            VirtualEntityPanel(figure, figure.add_subplot(grid[z, 1 + h]), record, 0, z, h, sharpen)
+            for z in range(m)
+            for h in range(heads)
+        ]
+        panels.append(
+            TwoSimplicialPanel(
+                figure,
+                figure.add_subplot(grid[:, heads + 1]),
+                record,
+                len(attention.two_simplicial) - 1,
+                0,
+                vmax=1.0,
+            )
+        )
     else:
         figure = plt.figure(figsize=(3.0 * (1.2 + heads), 2.6 * iterations + 0.4))
         grid = figure.add_gridspec(iterations, heads + 1, width_ratios=[1.2] + [1] * heads)
@@ -361,8 +442,11 @@ def episode_animation(record, sharpen=1.0):
         for t in range(iterations):
             for h in range(heads):
                 peak = max(float(a.one_simplicial[t][h].max()) for a in record.attention)
-                panels.append(OneSimplicialPanel(figure, figure.add_subplot(grid[t, 1 + h]),
-                                                 record, t, h, vmax=peak))
+                panels.append(
+                    OneSimplicialPanel(
+                        figure, figure.add_subplot(grid[t, 1 + h]), record, t, h, vmax=peak
+                    )
+                )
     return figure, panels
 
 
@@ -384,6 +468,12 @@ def save_episode_gif(record, path, fps=4, dpi=80, sharpen=1.0, max_frames=None):
         frames.append(Image.fromarray(np.asarray(figure.canvas.buffer_rgba())[..., :3].copy()))
     plt.close(figure)
     palette = [frame.quantize(colors=255, method=Image.Quantize.MEDIANCUT) for frame in frames]
-    palette[0].save(path, save_all=True, append_images=palette[1:], duration=int(1000 / fps),
-                    loop=0, optimize=False)
+    palette[0].save(
+        path,
+        save_all=True,
+        append_images=palette[1:],
+        duration=int(1000 / fps),
+        loop=0,
+        optimize=False,
+    )
     return len(frames)

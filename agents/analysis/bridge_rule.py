@@ -66,10 +66,10 @@ def rule_verdict(puzzle, opened=(), held=(), include_held=True):
 class BridgeDecision:
     """The first decision at which the bridge could be opened, and what followed."""
 
-    step: int                  # decision index (the agent has taken `step` actions)
-    verdict: str               # RULE_LOCATES / RULE_CANNOT / RULE_MISLEADS
-    source_sink: object        # the SourceSink of the rule at that decision
-    opened_bridge: bool        # did the agent open the bridge (then or later)?
+    step: int  # decision index (the agent has taken `step` actions)
+    verdict: str  # RULE_LOCATES / RULE_CANNOT / RULE_MISLEADS
+    source_sink: object  # the SourceSink of the rule at that decision
+    opened_bridge: bool  # did the agent open the bridge (then or later)?
 
 
 def bridge_decision(puzzle, opened_history, held_history, final_opened, include_held=True):

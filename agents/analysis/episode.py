@@ -29,16 +29,16 @@ class EpisodeRecord:
     env_config: dict
     seed: int
     greedy: bool
-    puzzle: object                 # keras_simplicial.envs.logic.Puzzle at the start
-    observations: np.ndarray       # [T+1, R, C+1, 3] uint8
-    actions: np.ndarray            # [T]
-    rewards: np.ndarray            # [T]
-    probabilities: np.ndarray      # [T, A]: the policy at each decision
-    values: np.ndarray             # [T]
-    attention: list                # [T] of attention.Attention (batch axis dropped), or []
-    held: list                     # [T+1] keys held before decision t (and at the end)
-    opened: list                   # [T+1] slots opened before decision t (and at the end)
-    opened_steps: list             # (slot, step) of every opening, in order
+    puzzle: object  # keras_simplicial.envs.logic.Puzzle at the start
+    observations: np.ndarray  # [T+1, R, C+1, 3] uint8
+    actions: np.ndarray  # [T]
+    rewards: np.ndarray  # [T]
+    probabilities: np.ndarray  # [T, A]: the policy at each decision
+    values: np.ndarray  # [T]
+    attention: list  # [T] of attention.Attention (batch axis dropped), or []
+    held: list  # [T+1] keys held before decision t (and at the end)
+    opened: list  # [T+1] slots opened before decision t (and at the end)
+    opened_steps: list  # (slot, step) of every opening, in order
     won: bool
     truncated: bool
 
@@ -59,7 +59,7 @@ class EpisodeRecord:
         return self.puzzle.proof_tree([slot for slot, _ in self.opened_steps])
 
     def outcome(self):
-        """"won", "opened the bridge", "opened a distractor", "step limit" or "not finished"."""
+        """ "won", "opened the bridge", "opened a distractor", "step limit" or "not finished"."""
         if self.won:
             return "won"
         fatal = [slot for slot, _ in self.opened_steps if self.puzzle.box(slot).fatal]
@@ -68,8 +68,15 @@ class EpisodeRecord:
         return "step limit" if self.truncated else "not finished"
 
 
-def play_episode(agent, env_id=BRIDGE_BOX_WORLD_ID, env_config=None, seed=0, greedy=False,
-                 max_steps=None, record_attention=True):
+def play_episode(
+    agent,
+    env_id=BRIDGE_BOX_WORLD_ID,
+    env_config=None,
+    seed=0,
+    greedy=False,
+    max_steps=None,
+    record_attention=True,
+):
     """Plays one episode with `agent` (an `AttentionAgent`) and records it.
 
     Args:
@@ -81,10 +88,18 @@ def play_episode(agent, env_id=BRIDGE_BOX_WORLD_ID, env_config=None, seed=0, gre
         record_attention: keep the attention of every decision (False saves memory and time).
     """
     observations, actions, rewards, probabilities, values, attention = [], [], [], [], [], []
-    held, opened = [()], [()]                 # nothing is held or opened when an episode starts
+    held, opened = [()], [()]  # nothing is held or opened when an episode starts
     policy = agent if record_attention else agent.logits
-    for step in play_episodes(policy, env_id, env_config, episodes=1, num_envs=1, seed=seed,
-                              greedy=greedy, max_steps=max_steps):
+    for step in play_episodes(
+        policy,
+        env_id,
+        env_config,
+        episodes=1,
+        num_envs=1,
+        seed=seed,
+        greedy=greedy,
+        max_steps=max_steps,
+    ):
         core = step.core
         if record_attention:
             _, value, scores = step.outputs
@@ -101,11 +116,21 @@ def play_episode(agent, env_id=BRIDGE_BOX_WORLD_ID, env_config=None, seed=0, gre
     observations.append(core.obs[0].copy())
     opened_steps = [(slot, int(core.open_step[0, slot])) for slot in core.opened_sequence(0)]
     return EpisodeRecord(
-        kind=agent.kind, env_id=env_id, env_config={**dict(env_config or {}),
-                                                    "max_steps": int(core.config.max_steps)},
-        seed=int(seed), greedy=bool(greedy), puzzle=core.puzzle(0),
-        observations=np.stack(observations), actions=np.array(actions),
-        rewards=np.array(rewards), probabilities=np.stack(probabilities),
-        values=np.array(values), attention=attention, held=held, opened=opened,
-        opened_steps=opened_steps, won=bool(core.is_success[0]),
-        truncated=bool(step.truncated[0] and not step.terminated[0]))
+        kind=agent.kind,
+        env_id=env_id,
+        env_config={**dict(env_config or {}), "max_steps": int(core.config.max_steps)},
+        seed=int(seed),
+        greedy=bool(greedy),
+        puzzle=core.puzzle(0),
+        observations=np.stack(observations),
+        actions=np.array(actions),
+        rewards=np.array(rewards),
+        probabilities=np.stack(probabilities),
+        values=np.array(values),
+        attention=attention,
+        held=held,
+        opened=opened,
+        opened_steps=opened_steps,
+        won=bool(core.is_success[0]),
+        truncated=bool(step.truncated[0] and not step.terminated[0]),
+    )

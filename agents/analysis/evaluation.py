@@ -42,42 +42,73 @@ def policy_logits(policy):
     return lambda observations: policy.model.logits_and_values(observations)[0].numpy()
 
 
-def episode_outcomes(logits, env_id, env_config, episodes, num_envs=32, seed=0, max_steps=None,
-                     greedy=False):
+def episode_outcomes(
+    logits, env_id, env_config, episodes, num_envs=32, seed=0, max_steps=None, greedy=False
+):
     """Plays `episodes` episodes; returns a list of (puzzle_type, won, length), one per episode."""
     results = []
-    for step in play_episodes(logits, env_id, env_config, episodes=episodes, num_envs=num_envs,
-                              seed=seed, greedy=greedy, max_steps=max_steps):
+    for step in play_episodes(
+        logits,
+        env_id,
+        env_config,
+        episodes=episodes,
+        num_envs=num_envs,
+        seed=seed,
+        greedy=greedy,
+        max_steps=max_steps,
+    ):
         core = step.core
         for board in step.boards[step.ended]:
-            results.append((tuple(int(v) for v in core.puzzle_type[board]),
-                            bool(core.is_success[board]), int(core.steps[board])))
+            results.append(
+                (
+                    tuple(int(v) for v in core.puzzle_type[board]),
+                    bool(core.is_success[board]),
+                    int(core.steps[board]),
+                )
+            )
     return results
 
 
 def summarise(results):
     """Win rate overall and per puzzle type, each with a 95% Wilson interval."""
+
     def entry(outcomes):
         wins, total = int(sum(outcomes)), len(outcomes)
         low, high = wilson_interval(wins, total)
-        return {"episodes": total, "wins": wins, "win_rate": wins / total if total else 0.0,
-                "ci95": [round(low, 4), round(high, 4)]}
+        return {
+            "episodes": total,
+            "wins": wins,
+            "win_rate": wins / total if total else 0.0,
+            "ci95": [round(low, 4), round(high, 4)],
+        }
 
     by_type = {}
     for puzzle_type, won, _ in results:
         by_type.setdefault(puzzle_type, []).append(won)
     return {
         "overall": entry([won for _, won, _ in results]),
-        "mean_episode_length": float(np.mean([length for *_, length in results])) if results
+        "mean_episode_length": float(np.mean([length for *_, length in results]))
+        if results
         else 0.0,
-        "per_puzzle_type": {"(%d, %d, %d)" % puzzle_type: entry(outcomes)
-                            for puzzle_type, outcomes in sorted(by_type.items())},
+        "per_puzzle_type": {
+            "(%d, %d, %d)" % puzzle_type: entry(outcomes)
+            for puzzle_type, outcomes in sorted(by_type.items())
+        },
     }
 
 
-def evaluate_checkpoint(checkpoint, episodes=1000, env_id=None, env_config=None, seed=0,
-                        num_envs=32, max_episode_steps=None, explore=True, output=None,
-                        policy=None):
+def evaluate_checkpoint(
+    checkpoint,
+    episodes=1000,
+    env_id=None,
+    env_config=None,
+    seed=0,
+    num_envs=32,
+    max_episode_steps=None,
+    explore=True,
+    output=None,
+    policy=None,
+):
     """Evaluates a checkpoint (or a run directory's latest one) and writes a JSON report.
 
     The environment defaults to the one the run trained on (from its run.json). The report goes
@@ -95,9 +126,16 @@ def evaluate_checkpoint(checkpoint, episodes=1000, env_id=None, env_config=None,
         env_config = arguments.env_config if arguments else {}
     env_config = dict(env_config)
     limit = episode_step_limit(env_config, max_episode_steps)
-    results = episode_outcomes(policy_logits(policy), env_id, env_config, int(episodes),
-                               num_envs=num_envs, seed=seed, max_steps=limit,
-                               greedy=not explore)
+    results = episode_outcomes(
+        policy_logits(policy),
+        env_id,
+        env_config,
+        int(episodes),
+        num_envs=num_envs,
+        seed=seed,
+        max_steps=limit,
+        greedy=not explore,
+    )
     report = {
         "checkpoint": str(checkpoint),
         "agent": arguments.agent if arguments else policy.model.kind,
@@ -123,6 +161,7 @@ def format_report(report):
     rows = list(report["per_puzzle_type"].items()) + [("overall", report["overall"])]
     for name, entry in rows:
         low, high = entry["ci95"]
-        lines.append(f"{name:<14}{entry['episodes']:>9}{entry['win_rate']:>10.3f}   "
-                     f"[{low:.3f}, {high:.3f}]")
+        lines.append(
+            f"{name:<14}{entry['episodes']:>9}{entry['win_rate']:>10.3f}   [{low:.3f}, {high:.3f}]"
+        )
     return "\n".join(lines)

@@ -18,9 +18,9 @@ class Explanation:
     record: object
     proof_tree: object
     outcome: str
-    bridge: object                 # the bridge Box, or None
-    rule_at_start: object          # SourceSink of the whole board at the start
-    decision: object               # BridgeDecision, or None
+    bridge: object  # the bridge Box, or None
+    rule_at_start: object  # SourceSink of the whole board at the start
+    decision: object  # BridgeDecision, or None
 
 
 def explain_episode(record, include_held=True):
@@ -29,10 +29,15 @@ def explain_episode(record, include_held=True):
 
     final_opened = record.opened[-1]
     return Explanation(
-        record=record, proof_tree=record.proof_tree(), outcome=record.outcome(),
-        bridge=bridge_of(record.puzzle), rule_at_start=source_sink(record.puzzle.boxes),
-        decision=bridge_decision(record.puzzle, record.opened[:-1], record.held[:-1],
-                                 final_opened, include_held))
+        record=record,
+        proof_tree=record.proof_tree(),
+        outcome=record.outcome(),
+        bridge=bridge_of(record.puzzle),
+        rule_at_start=source_sink(record.puzzle.boxes),
+        decision=bridge_decision(
+            record.puzzle, record.opened[:-1], record.held[:-1], final_opened, include_held
+        ),
+    )
 
 
 def _box_text(box, style):
@@ -45,15 +50,23 @@ def format_explanation(explanation, style="unicode"):
     record = explanation.record
     puzzle = record.puzzle
     steps = dict(record.opened_steps)
-    lines = [f"{record.kind} agent, {record.env_id} seed {record.seed} "
-             f"({'greedy' if record.greedy else 'sampled'} actions), puzzle type "
-             f"{tuple(puzzle.puzzle_type)}, {record.length} steps",
-             "", "Axioms Gamma |- G:", "  " + puzzle.format_gamma(style), "",
-             "Boxes opened (step: sequent):"]
+    lines = [
+        f"{record.kind} agent, {record.env_id} seed {record.seed} "
+        f"({'greedy' if record.greedy else 'sampled'} actions), puzzle type "
+        f"{tuple(puzzle.puzzle_type)}, {record.length} steps",
+        "",
+        "Axioms Gamma |- G:",
+        "  " + puzzle.format_gamma(style),
+        "",
+        "Boxes opened (step: sequent):",
+    ]
     for slot, _ in record.opened_steps:
         box = puzzle.box(slot)
-        mark = "   <- bridge" if explanation.bridge is not None and slot == \
-            explanation.bridge.slot else ("   <- distractor" if box.fatal else "")
+        mark = (
+            "   <- bridge"
+            if explanation.bridge is not None and slot == explanation.bridge.slot
+            else ("   <- distractor" if box.fatal else "")
+        )
         lines.append(f"  {steps[slot]:>4}: {_box_text(box, style)}{mark}")
     if not record.opened_steps:
         lines.append("  (none)")
@@ -67,13 +80,24 @@ def format_explanation(explanation, style="unicode"):
         return "\n".join(lines)
 
     rule = explanation.rule_at_start
-    lines += ["", "Source/sink rule (Remark B.1) on the first board:",
-              "  sources (same lock, distinct keys): "
-              + ("; ".join(f"{a.sequent.format(style)} & {b.sequent.format(style)}"
-                           for a, b in rule.sources) or "none"),
-              "  sinks (same key, distinct locks):   "
-              + ("; ".join(f"{a.sequent.format(style)} & {b.sequent.format(style)}"
-                           for a, b in rule.sinks) or "none")]
+    lines += [
+        "",
+        "Source/sink rule (Remark B.1) on the first board:",
+        "  sources (same lock, distinct keys): "
+        + (
+            "; ".join(
+                f"{a.sequent.format(style)} & {b.sequent.format(style)}" for a, b in rule.sources
+            )
+            or "none"
+        ),
+        "  sinks (same key, distinct locks):   "
+        + (
+            "; ".join(
+                f"{a.sequent.format(style)} & {b.sequent.format(style)}" for a, b in rule.sinks
+            )
+            or "none"
+        ),
+    ]
     if rule.bridge is not None:
         correct = "correct" if rule.bridge.slot == explanation.bridge.slot else "wrong"
         lines.append(f"  conclusion: the bridge is {_box_text(rule.bridge, style)} ({correct})")
@@ -82,22 +106,33 @@ def format_explanation(explanation, style="unicode"):
     lines.append(f"  the actual bridge: {_box_text(explanation.bridge, style)}")
     decision = explanation.decision
     if decision is None:
-        lines.append("The agent never held the bridge's lock colour while the bridge was closed, "
-                     "so it never faced the choice.")
+        lines.append(
+            "The agent never held the bridge's lock colour while the bridge was closed, "
+            "so it never faced the choice."
+        )
     else:
         from keras_simplicial.envs.logic import tensor
 
         held = tensor(record.held[decision.step], style) or "nothing"
-        lines.append(f"At decision {decision.step} the agent could first open the bridge "
-                     f"(holding {held}); on the board it saw then, the {decision.verdict}.")
+        lines.append(
+            f"At decision {decision.step} the agent could first open the bridge "
+            f"(holding {held}); on the board it saw then, the {decision.verdict}."
+        )
         if decision.opened_bridge:
-            lines.append(f"The agent opened the bridge at step {steps[explanation.bridge.slot]}"
-                         f" -- against the rule's conclusion."
-                         if decision.verdict == RULE_LOCATES else
-                         f"The agent opened the bridge at step {steps[explanation.bridge.slot]}.")
+            lines.append(
+                f"The agent opened the bridge at step {steps[explanation.bridge.slot]}"
+                f" -- against the rule's conclusion."
+                if decision.verdict == RULE_LOCATES
+                else f"The agent opened the bridge at step {steps[explanation.bridge.slot]}."
+            )
         else:
-            ending = (" until the step limit" if explanation.outcome == "step limit" else "")
-            lines.append(f"The agent did not open the bridge{ending}"
-                         + (", as the rule concludes." if decision.verdict == RULE_LOCATES
-                            else ", though the rule could not locate it then."))
+            ending = " until the step limit" if explanation.outcome == "step limit" else ""
+            lines.append(
+                f"The agent did not open the bridge{ending}"
+                + (
+                    ", as the rule concludes."
+                    if decision.verdict == RULE_LOCATES
+                    else ", though the rule could not locate it then."
+                )
+            )
     return "\n".join(lines)

@@ -26,7 +26,7 @@ class ProbeResult:
 
     episodes: int
     bridge_episodes: int
-    rows: dict                     # row -> {"episodes", "avoided", "won"}
+    rows: dict  # row -> {"episodes", "avoided", "won"}
     include_held: bool
 
     def avoidance_rate(self, row):
@@ -39,16 +39,30 @@ class ProbeResult:
             entry = dict(self.rows[row])
             if row != NEVER_FACED:
                 low, high = wilson_interval(entry["avoided"], entry["episodes"])
-                entry["avoidance_rate"] = (round(entry["avoided"] / entry["episodes"], 4)
-                                           if entry["episodes"] else None)
+                entry["avoidance_rate"] = (
+                    round(entry["avoided"] / entry["episodes"], 4) if entry["episodes"] else None
+                )
                 entry["avoidance_ci95"] = [round(low, 4), round(high, 4)]
             table[row] = entry
-        return {"episodes": self.episodes, "bridge_episodes": self.bridge_episodes,
-                "include_held": self.include_held, "rows": table}
+        return {
+            "episodes": self.episodes,
+            "bridge_episodes": self.bridge_episodes,
+            "include_held": self.include_held,
+            "rows": table,
+        }
 
 
-def logic_probe(agent, env_id=BRIDGE_BOX_WORLD_ID, env_config=None, episodes=200, seed=0,
-                num_envs=16, greedy=False, max_steps=None, include_held=True):
+def logic_probe(
+    agent,
+    env_id=BRIDGE_BOX_WORLD_ID,
+    env_config=None,
+    episodes=200,
+    seed=0,
+    num_envs=16,
+    greedy=False,
+    max_steps=None,
+    include_held=True,
+):
     """Plays `episodes` episodes (boards of seeds seed, seed+1, ...); tabulates bridge avoidance.
 
     Only bridge episodes count; each is put in one row of `PROBE_ROWS` by its `bridge_decision`.
@@ -56,12 +70,19 @@ def logic_probe(agent, env_id=BRIDGE_BOX_WORLD_ID, env_config=None, episodes=200
     """
     rows = {row: {"episodes": 0, "avoided": 0, "won": 0} for row in PROBE_ROWS}
     bridge_episodes = 0
-    histories = {}          # bridge episode -> (puzzle, opened and held before each decision)
-    for step in play_episodes(agent.logits, env_id, env_config, episodes=episodes,
-                              num_envs=num_envs, seed=seed, greedy=greedy, max_steps=max_steps):
+    histories = {}  # bridge episode -> (puzzle, opened and held before each decision)
+    for step in play_episodes(
+        agent.logits,
+        env_id,
+        env_config,
+        episodes=episodes,
+        num_envs=num_envs,
+        seed=seed,
+        greedy=greedy,
+        max_steps=max_steps,
+    ):
         core = step.core
-        for board, episode, first, ended in zip(step.boards, step.episodes, step.first,
-                                                step.ended):
+        for board, episode, first, ended in zip(step.boards, step.episodes, step.first, step.ended):
             if first:
                 puzzle = core.puzzle(board)
                 if bridge_of(puzzle) is None:
@@ -76,8 +97,9 @@ def logic_probe(agent, env_id=BRIDGE_BOX_WORLD_ID, env_config=None, episodes=200
                 continue
             del histories[episode]
             bridge_episodes += 1
-            decision = bridge_decision(puzzle, opened, held, core.opened_sequence(board),
-                                       include_held)
+            decision = bridge_decision(
+                puzzle, opened, held, core.opened_sequence(board), include_held
+            )
             row = rows[NEVER_FACED if decision is None else decision.verdict]
             row["episodes"] += 1
             row["avoided"] += int(decision is not None and not decision.opened_bridge)
@@ -87,19 +109,24 @@ def logic_probe(agent, env_id=BRIDGE_BOX_WORLD_ID, env_config=None, episodes=200
 
 def format_probe_table(result):
     """The probe as a table: per row, episodes, bridge avoided (rate, 95% interval) and won."""
-    lines = [f"Logic probe: {result.bridge_episodes} bridge episodes of {result.episodes} played "
-             f"(source/sink rule on the visible board"
-             f"{' plus held keys' if result.include_held else ''}, at the first moment the "
-             f"bridge could be opened)",
-             f"{'':<28}{'episodes':>9}{'avoided':>9}{'rate':>8}   95% interval{'won':>8}"]
+    lines = [
+        f"Logic probe: {result.bridge_episodes} bridge episodes of {result.episodes} played "
+        f"(source/sink rule on the visible board"
+        f"{' plus held keys' if result.include_held else ''}, at the first moment the "
+        f"bridge could be opened)",
+        f"{'':<28}{'episodes':>9}{'avoided':>9}{'rate':>8}   95% interval{'won':>8}",
+    ]
     for row in PROBE_ROWS:
         entry = result.rows[row]
         if row == NEVER_FACED:
-            lines.append(f"{row:<28}{entry['episodes']:>9}{'-':>9}{'-':>8}   {'-':<12}"
-                         f"{entry['won']:>8}")
+            lines.append(
+                f"{row:<28}{entry['episodes']:>9}{'-':>9}{'-':>8}   {'-':<12}{entry['won']:>8}"
+            )
             continue
         low, high = wilson_interval(entry["avoided"], entry["episodes"])
         rate = f"{entry['avoided'] / entry['episodes']:.3f}" if entry["episodes"] else "-"
-        lines.append(f"{row:<28}{entry['episodes']:>9}{entry['avoided']:>9}{rate:>8}   "
-                     f"[{low:.3f}, {high:.3f}]{entry['won']:>8}")
+        lines.append(
+            f"{row:<28}{entry['episodes']:>9}{entry['avoided']:>9}{rate:>8}   "
+            f"[{low:.3f}, {high:.3f}]{entry['won']:>8}"
+        )
     return "\n".join(lines)

@@ -34,8 +34,10 @@ class PolicyMap:
         return self.probabilities.std(axis=0)
 
     def format(self):
-        lines = [f"board of seed {self.seed}, puzzle type {self.puzzle_type}, nothing held",
-                 f"{'tile':<10}" + "".join(f"{name:>7}" for name in ACTION_NAMES)]
+        lines = [
+            f"board of seed {self.seed}, puzzle type {self.puzzle_type}, nothing held",
+            f"{'tile':<10}" + "".join(f"{name:>7}" for name in ACTION_NAMES),
+        ]
         for tile, p in zip(self.tiles, self.probabilities):
             lines.append(f"{str(tile):<10}" + "".join(f"{x:>7.2f}" for x in p))
         lines.append(f"{'std':<10}" + "".join(f"{x:>7.3f}" for x in self.spread()))
@@ -45,7 +47,7 @@ class PolicyMap:
 def boards_with_player_on_each_floor_tile(observation):
     """(tile, observation) for every floor tile of the board (the inventory column excluded)."""
     board = observation[:, :-1]
-    (player_row, player_col), = np.argwhere(np.all(board == PLAYER_RGB, axis=-1))
+    ((player_row, player_col),) = np.argwhere(np.all(board == PLAYER_RGB, axis=-1))
     boards = []
     for row, col in np.argwhere(np.all(board == FLOOR_RGB, axis=-1)):
         moved = observation.copy()
@@ -63,14 +65,21 @@ def policy_map(logits_fn, env_id, env_config, seed=0):
 
     env = gymnasium.make(env_id, **dict(env_config or {}))
     observation, info = env.reset(seed=seed)
-    (start_tile,) = [tuple(int(v) for v in rc) for rc in
-                     np.argwhere(np.all(observation[:, :-1] == PLAYER_RGB, axis=-1))]
+    (start_tile,) = [
+        tuple(int(v) for v in rc)
+        for rc in np.argwhere(np.all(observation[:, :-1] == PLAYER_RGB, axis=-1))
+    ]
     boards = [(start_tile, observation)] + boards_with_player_on_each_floor_tile(observation)
     logits = np.asarray(logits_fn(np.stack([b for _, b in boards]).astype(np.float32)))
     shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
     probabilities = shifted / shifted.sum(axis=1, keepdims=True)
-    return PolicyMap(observation, [t for t, _ in boards], probabilities, seed,
-                     tuple(int(v) for v in info["puzzle_type"]))
+    return PolicyMap(
+        observation,
+        [t for t, _ in boards],
+        probabilities,
+        seed,
+        tuple(int(v) for v in info["puzzle_type"]),
+    )
 
 
 def plot_policy_map(result, path, title=None):
@@ -86,9 +95,17 @@ def plot_policy_map(result, path, title=None):
             length = 0.45 * float(p[action])
             if length < 0.02:
                 continue
-            axis.arrow(col, row, d_col * length, d_row * length, width=0.04,
-                       head_width=0.14, head_length=min(0.12, length), length_includes_head=True,
-                       color="black" if action == best else "dimgray")
+            axis.arrow(
+                col,
+                row,
+                d_col * length,
+                d_row * length,
+                width=0.04,
+                head_width=0.14,
+                head_length=min(0.12, length),
+                length_includes_head=True,
+                color="black" if action == best else "dimgray",
+            )
     start_row, start_col = result.tiles[0]
     axis.add_patch(plt.Circle((start_col, start_row), 0.12, color="tab:red", zorder=3))
     spread = " ".join(f"{n} {s:.2f}" for n, s in zip(ACTION_NAMES, result.spread()))

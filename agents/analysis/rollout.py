@@ -34,17 +34,17 @@ class Step:
     `core.held_keys(board)`, `core.opened_sequence(board)`, ...).
     """
 
-    core: object                   # the `BoxWorldCore` of all boards
-    boards: np.ndarray             # [b] the boards that took this step, ascending
-    episodes: np.ndarray           # [b] the episode k each of them plays
-    first: np.ndarray              # [b] whether this is the first decision of that episode
-    observations: np.ndarray       # [b, R, C+1, 3] uint8: what the actions were chosen on
-    outputs: object                # what the policy returned for all boards (rows by board)
-    probabilities: np.ndarray      # [b, A]
-    actions: np.ndarray            # [b]
-    rewards: np.ndarray            # [b]
-    terminated: np.ndarray         # [b]
-    truncated: np.ndarray          # [b]
+    core: object  # the `BoxWorldCore` of all boards
+    boards: np.ndarray  # [b] the boards that took this step, ascending
+    episodes: np.ndarray  # [b] the episode k each of them plays
+    first: np.ndarray  # [b] whether this is the first decision of that episode
+    observations: np.ndarray  # [b, R, C+1, 3] uint8: what the actions were chosen on
+    outputs: object  # what the policy returned for all boards (rows by board)
+    probabilities: np.ndarray  # [b, A]
+    actions: np.ndarray  # [b]
+    rewards: np.ndarray  # [b]
+    terminated: np.ndarray  # [b]
+    truncated: np.ndarray  # [b]
 
     @property
     def ended(self):
@@ -64,8 +64,9 @@ def choose_actions(logits, greedy, rng):
     return actions, probabilities
 
 
-def play_episodes(policy, env_id, env_config=None, *, episodes, num_envs=32, seed=0,
-                  greedy=False, max_steps=None):
+def play_episodes(
+    policy, env_id, env_config=None, *, episodes, num_envs=32, seed=0, greedy=False, max_steps=None
+):
     """Plays `episodes` episodes with `policy`, yielding a `Step` per step of the batch.
 
     Args:
@@ -85,7 +86,7 @@ def play_episodes(policy, env_id, env_config=None, *, episodes, num_envs=32, see
     num_boards = max(1, min(int(num_envs), episodes))
     core = make_vector_env(env_id, num_boards, config, copy=False).core
     rng = np.random.default_rng(seed)
-    episode_of = np.full(num_boards, -1, np.int64)       # -1: no episode left for the board
+    episode_of = np.full(num_boards, -1, np.int64)  # -1: no episode left for the board
     first = np.ones(num_boards, bool)
 
     def start(boards, first_episode):
@@ -107,14 +108,24 @@ def play_episodes(policy, env_id, env_config=None, *, episodes, num_envs=32, see
         actions, probabilities = choose_actions(logits[boards], greedy, rng)
         all_actions[boards] = actions
         rewards, terminated, truncated, _ = core.step(all_actions, autoreset=False)
-        step = Step(core, boards, episode_of[boards].copy(), first[boards].copy(),
-                    observations[boards], outputs, probabilities, actions, rewards[boards],
-                    terminated[boards], truncated[boards])
+        step = Step(
+            core,
+            boards,
+            episode_of[boards].copy(),
+            first[boards].copy(),
+            observations[boards],
+            outputs,
+            probabilities,
+            actions,
+            rewards[boards],
+            terminated[boards],
+            truncated[boards],
+        )
         first[boards] = False
         yield step
         ended = boards[step.ended]
-        restarting = ended[:max(0, episodes - next_episode)]
-        episode_of[ended[len(restarting):]] = -1
+        restarting = ended[: max(0, episodes - next_episode)]
+        episode_of[ended[len(restarting) :]] = -1
         if restarting.size:
             start(restarting, next_episode)
             next_episode += restarting.size

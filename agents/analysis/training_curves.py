@@ -36,8 +36,7 @@ def load_curve(run_dir):
             steps.append(int(row["timesteps"]))
             wins.append(float(row["win_rate"]))
     measured = [f for f in fps if f > 0]
-    return (agent, np.array(steps), np.array(wins),
-            float(np.median(measured)) if measured else 0.0)
+    return (agent, np.array(steps), np.array(wins), float(np.median(measured)) if measured else 0.0)
 
 
 def mean_and_std(curves, num_points=200):
@@ -57,15 +56,18 @@ def time_adjustment(runs):
     turns an agent's environment steps into the steps the fastest agent makes in the same time.
     Agents without a measured frames/s keep factor 1."""
     kinds = sorted({agent for agent, *_ in runs})
-    speed = {kind: float(np.mean([fps for agent, _, _, fps in runs if agent == kind]))
-             for kind in kinds}
+    speed = {
+        kind: float(np.mean([fps for agent, _, _, fps in runs if agent == kind])) for kind in kinds
+    }
     fastest = max(speed.values(), default=0.0)
-    return {kind: fastest / speed[kind] if fastest > 0 and speed[kind] > 0 else 1.0
-            for kind in kinds}, speed
+    return {
+        kind: fastest / speed[kind] if fastest > 0 and speed[kind] > 0 else 1.0 for kind in kinds
+    }, speed
 
 
-def plot_training_curves(run_dirs, path, per_run_panels=False, time_adjusted=False,
-                         seed_lines=False, groups=None):
+def plot_training_curves(
+    run_dirs, path, per_run_panels=False, time_adjusted=False, seed_lines=False, groups=None
+):
     """Writes the training-curve figure of `run_dirs` to `path` (PNG or PDF); returns the figure.
 
     The first panel is Figure 4: the mean and standard deviation over the runs of each agent (on
@@ -78,8 +80,9 @@ def plot_training_curves(run_dirs, path, per_run_panels=False, time_adjusted=Fal
     runs = [load_curve(run_dir) for run_dir in run_dirs]
     if groups is not None:
         if len(groups) != len(runs):
-            raise ValueError(f"groups must have one label per run ({len(runs)}), got "
-                             f"{len(groups)}.")
+            raise ValueError(
+                f"groups must have one label per run ({len(runs)}), got {len(groups)}."
+            )
         runs = [(label,) + tuple(run[1:]) for label, run in zip(groups, runs)]
     kinds = sorted({agent for agent, *_ in runs})
     factor, speed = time_adjustment(runs)
@@ -91,8 +94,10 @@ def plot_training_curves(run_dirs, path, per_run_panels=False, time_adjusted=Fal
     def x_of(agent, steps):
         return steps * factor[agent] if time_adjusted else steps
 
-    by_kind = {kind: [(run_dir, run) for run_dir, run in zip(run_dirs, runs) if run[0] == kind]
-               for kind in kinds}
+    by_kind = {
+        kind: [(run_dir, run) for run_dir, run in zip(run_dirs, runs) if run[0] == kind]
+        for kind in kinds
+    }
     columns = max([len(v) for v in by_kind.values()] + [1]) if per_run_panels else 1
     rows = 1 + (len(kinds) if per_run_panels else 0)
     figure = plt.figure(figsize=(max(6.0, 3.6 * columns), 4.0 + 3.0 * (rows - 1)))
@@ -116,8 +121,10 @@ def plot_training_curves(run_dirs, path, per_run_panels=False, time_adjusted=Fal
     summary.set_xlabel(x_label)
     summary.set_ylabel("fraction solved")
     summary.set_ylim(0.0, 1.0)
-    summary.set_title("mean and standard deviation over runs"
-                      + (" (time-adjusted, Appendix C)" if time_adjusted else ""))
+    summary.set_title(
+        "mean and standard deviation over runs"
+        + (" (time-adjusted, Appendix C)" if time_adjusted else "")
+    )
     if summary.get_legend_handles_labels()[0]:
         summary.legend(loc="lower right")
     summary.grid(alpha=0.3)
@@ -126,8 +133,11 @@ def plot_training_curves(run_dirs, path, per_run_panels=False, time_adjusted=Fal
             for column, (run_dir, (agent, steps, wins, fps)) in enumerate(by_kind[kind]):
                 axis = figure.add_subplot(grid[row, column])
                 axis.plot(x_of(agent, steps), wins, color=AGENT_COLOURS.get(agent))
-                axis.set_title(f"{agent}: {RunDirectory(run_dir).root.name}"
-                               + (f" ({fps:,.0f} frames/s)" if fps else ""), fontsize=9)
+                axis.set_title(
+                    f"{agent}: {RunDirectory(run_dir).root.name}"
+                    + (f" ({fps:,.0f} frames/s)" if fps else ""),
+                    fontsize=9,
+                )
                 axis.set_xlabel(x_label, fontsize=8)
                 axis.set_ylabel("fraction solved", fontsize=8)
                 axis.set_ylim(0.0, 1.0)

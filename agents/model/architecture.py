@@ -91,8 +91,11 @@ class DropVirtualEntities(keras.layers.Layer):
 
     def compute_output_shape(self, input_shape):
         length = input_shape[1]
-        return (input_shape[0], None if length is None else length - self.num_virtual_entities,
-                input_shape[2])
+        return (
+            input_shape[0],
+            None if length is None else length - self.num_virtual_entities,
+            input_shape[2],
+        )
 
     def get_config(self):
         return {**super().get_config(), "num_virtual_entities": self.num_virtual_entities}
@@ -112,8 +115,9 @@ def agent_hyperparameters(kind, **overrides):
         if int(params[name]) < 1:
             raise ValueError(f"{name} must be a positive integer, got {params[name]!r}.")
     if params["entity_dim"] < 3:
-        raise ValueError(f"entity_dim must be at least 3 (2 are the position code), got "
-                         f"{params['entity_dim']}.")
+        raise ValueError(
+            f"entity_dim must be at least 3 (2 are the position code), got {params['entity_dim']}."
+        )
     if kind == "simplicial":
         for name in ("num_simplicial_heads", "simplicial_key_dim", "num_virtual_entities"):
             if int(params[name]) < 1:
@@ -123,14 +127,16 @@ def agent_hyperparameters(kind, **overrides):
         try:
             resolve_logit_scale(params["simplicial_logit_scale"], 1, 2)
         except ValueError:
-            raise ValueError("simplicial_logit_scale must be \"auto\", a number > 0 or null (the "
-                             f"paper's unscaled logits), got {params['simplicial_logit_scale']!r}."
-                             ) from None
+            raise ValueError(
+                'simplicial_logit_scale must be "auto", a number > 0 or null (the '
+                f"paper's unscaled logits), got {params['simplicial_logit_scale']!r}."
+            ) from None
     return params
 
 
-def build_agent_model(kind, observation_shape, num_actions, return_attention_scores=False,
-                      **overrides):
+def build_agent_model(
+    kind, observation_shape, num_actions, return_attention_scores=False, **overrides
+):
     """Builds the relational or simplicial agent of Section 5.1.
 
     Args:
@@ -160,26 +166,32 @@ def build_agent_model(kind, observation_shape, num_actions, return_attention_sco
     observations = keras.Input(shape=observation_shape, name="observations")
     x = keras.layers.Rescaling(1.0 / 255.0, name="scale_pixels")(observations)
     for index, filters in enumerate(params["conv_filters"]):
-        x = keras.layers.Conv2D(filters, 2, padding="valid", activation="relu",
-                                name=f"conv_{index + 1}")(x)
+        x = keras.layers.Conv2D(
+            filters, 2, padding="valid", activation="relu", name=f"conv_{index + 1}"
+        )(x)
     x = keras.layers.Dense(params["entity_dim"] - 2, use_bias=False, name="entity_projection")(x)
     x = GridPositionCode(name="position_code")(x)
     grid_height, grid_width = x.shape[1], x.shape[2]
-    entities = keras.layers.Reshape((grid_height * grid_width, params["entity_dim"]),
-                                    name="entities")(x)
+    entities = keras.layers.Reshape(
+        (grid_height * grid_width, params["entity_dim"]), name="entities"
+    )(x)
 
     if kind == "relational":
         block = TransformerBlock(
-            num_heads=params["num_heads"], key_dim=params["key_dim"],
+            num_heads=params["num_heads"],
+            key_dim=params["key_dim"],
             feedforward_dim=params["feedforward_dim"],
-            layer_norm_epsilon=params["layer_norm_epsilon"], name="transformer_block",
+            layer_norm_epsilon=params["layer_norm_epsilon"],
+            name="transformer_block",
         )
     else:
-        entities = VirtualEntities(params["num_virtual_entities"],
-                                   name="virtual_entities")(entities)
+        entities = VirtualEntities(params["num_virtual_entities"], name="virtual_entities")(
+            entities
+        )
         block = TwoSimplicialTransformerBlock(
             num_virtual_entities=params["num_virtual_entities"],
-            num_heads=params["num_heads"], key_dim=params["key_dim"],
+            num_heads=params["num_heads"],
+            key_dim=params["key_dim"],
             num_simplicial_heads=params["num_simplicial_heads"],
             simplicial_key_dim=params["simplicial_key_dim"],
             simplicial_logit_scale=params["simplicial_logit_scale"],
@@ -199,8 +211,9 @@ def build_agent_model(kind, observation_shape, num_actions, return_attention_sco
             entities = block(entities)
 
     if kind == "simplicial":
-        entities = DropVirtualEntities(params["num_virtual_entities"],
-                                       name="drop_virtual")(entities)
+        entities = DropVirtualEntities(params["num_virtual_entities"], name="drop_virtual")(
+            entities
+        )
     x = keras.layers.GlobalMaxPooling1D(name="max_pool_entities")(entities)
     for index, units in enumerate(params["mlp_units"]):
         x = keras.layers.Dense(units, activation="relu", name=f"mlp_{index + 1}")(x)

@@ -29,9 +29,12 @@ class Attention:
 
     def at(self, index):
         """The attention of batch element `index`, with the batch axis dropped."""
-        return Attention([a[index] for a in self.one_simplicial],
-                         [a[index] for a in self.two_simplicial],
-                         self.num_entities, self.num_virtual)
+        return Attention(
+            [a[index] for a in self.one_simplicial],
+            [a[index] for a in self.two_simplicial],
+            self.num_entities,
+            self.num_virtual,
+        )
 
 
 class AttentionAgent:
@@ -52,13 +55,20 @@ class AttentionAgent:
         self.params = agent_hyperparameters(kind, **overrides)
         self.observation_shape = tuple(int(d) for d in model.input_shape[1:])
         self.num_actions = int(model.outputs[0].shape[-1])
-        self.model = build_agent_model(kind, self.observation_shape, self.num_actions,
-                                       return_attention_scores=True, **overrides)
+        self.model = build_agent_model(
+            kind,
+            self.observation_shape,
+            self.num_actions,
+            return_attention_scores=True,
+            **overrides,
+        )
         source = model.get_weights()
         target = self.model.get_weights()
         if [w.shape for w in source] != [w.shape for w in target]:
-            raise ValueError(f"the {kind} model's weights do not match an agent built with "
-                             f"overrides {overrides}: pass the run's model_overrides.")
+            raise ValueError(
+                f"the {kind} model's weights do not match an agent built with "
+                f"overrides {overrides}: pass the run's model_overrides."
+            )
         self.model.set_weights(source)
         rows, width = entity_grid_shape(self.observation_shape)
         self.num_entities = rows * width

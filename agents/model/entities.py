@@ -16,8 +16,10 @@ def entity_grid_shape(observation_shape):
     """(R-2, C-1): the grid of standard entities for observations of shape (R, C+1, channels)."""
     rows, width = int(observation_shape[0]), int(observation_shape[1])
     if rows < 3 or width < 3:
-        raise ValueError(f"observations must have at least 3 rows and 3 columns (board plus "
-                         f"inventory), got shape {tuple(observation_shape)}.")
+        raise ValueError(
+            f"observations must have at least 3 rows and 3 columns (board plus "
+            f"inventory), got shape {tuple(observation_shape)}."
+        )
     return rows - 2, width - 2
 
 
@@ -29,8 +31,10 @@ def entity_of_tile(y, x, rows, cols):
         rows, cols: R and C, the board's size without the inventory column.
     """
     if not (1 <= y <= rows - 2 and 1 <= x <= cols - 1):
-        raise ValueError(f"tile (y, x) = ({y}, {x}) has no entity: Section 6.1 maps only "
-                         f"[1, {rows - 2}] x [1, {cols - 1}] on a {rows} x {cols} board.")
+        raise ValueError(
+            f"tile (y, x) = ({y}, {x}) has no entity: Section 6.1 maps only "
+            f"[1, {rows - 2}] x [1, {cols - 1}] on a {rows} x {cols} board."
+        )
     return x + (cols - 1) * (y - 1) - 1
 
 

@@ -84,8 +84,10 @@ class KerasAgentModel(TFModelV2):
         # Inside RLlib's own traced functions the call stays one XLA cluster (one compilation per
         # batch size: the env runners' and the learner's).
         self._traced_model = tf.function(
-            self.base_model, jit_compile=jit_compile,
-            input_signature=[tf.TensorSpec((None,) + tuple(obs_space.shape), tf.float32)])
+            self.base_model,
+            jit_compile=jit_compile,
+            input_signature=[tf.TensorSpec((None,) + tuple(obs_space.shape), tf.float32)],
+        )
         self._value_out = None
 
     def forward(self, input_dict, state, seq_lens):

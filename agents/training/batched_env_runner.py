@@ -64,9 +64,14 @@ class BatchedEnvRunner(RolloutWorker):
         if self.env is None:  # the driver's local runner when remote runners sample
             return
         self.core = self.env.core
-        seeds = (None if self.seed is None else
-                 [self.worker_index * SEED_STRIDE_PER_RUNNER + i + self.seed
-                  for i in range(num_boards)])
+        seeds = (
+            None
+            if self.seed is None
+            else [
+                self.worker_index * SEED_STRIDE_PER_RUNNER + i + self.seed
+                for i in range(num_boards)
+            ]
+        )
         self.env.vector_reset(seeds=seeds)
         self._rng = np.random.default_rng(None if self.seed is None else self.seed + 7919)
         self._episode_return = np.zeros(num_boards, np.float64)
@@ -78,8 +83,10 @@ class BatchedEnvRunner(RolloutWorker):
     # -- RLlib's EnvRunner API ----------------------------------------------------------------
     def sample(self, **kwargs):
         if self.env is None:
-            raise ValueError("This env runner has no environment (the driver's local runner "
-                             "while remote env runners sample); call sample() on a remote one.")
+            raise ValueError(
+                "This env runner has no environment (the driver's local runner "
+                "while remote env runners sample); call sample() on a remote one."
+            )
         batch = self._sample_fragment().as_multi_agent()
         self.callbacks.on_sample_end(worker=self, samples=batch)
         self.output_writer.write(batch)
@@ -107,8 +114,12 @@ class BatchedEnvRunner(RolloutWorker):
         values = np.empty((horizon, boards), np.float32)
         episode_ids = np.empty((horizon, boards), np.int64)
         steps = np.empty((horizon, boards), np.int64)
-        timings = {"inference": 0.0, "env_wait": 0.0, "action_processing": 0.0,
-                   "raw_obs_processing": 0.0}
+        timings = {
+            "inference": 0.0,
+            "env_wait": 0.0,
+            "action_processing": 0.0,
+            "raw_obs_processing": 0.0,
+        }
         if self._pending is None:
             self._pending = self._forward(core.obs, timings)
 
@@ -140,24 +151,27 @@ class BatchedEnvRunner(RolloutWorker):
 
         def board_major(array):
             return np.ascontiguousarray(np.swapaxes(array, 0, 1)).reshape(
-                (boards * horizon,) + array.shape[2:])
+                (boards * horizon,) + array.shape[2:]
+            )
 
-        return SampleBatch({
-            SampleBatch.OBS: board_major(obs),
-            SampleBatch.NEXT_OBS: board_major(new_obs),
-            SampleBatch.ACTIONS: board_major(actions),
-            SampleBatch.REWARDS: board_major(rewards),
-            SampleBatch.TERMINATEDS: board_major(terminateds),
-            SampleBatch.TRUNCATEDS: board_major(truncateds),
-            SampleBatch.EPS_ID: board_major(episode_ids),
-            SampleBatch.UNROLL_ID: np.repeat(unroll_ids, horizon),
-            SampleBatch.AGENT_INDEX: np.zeros(boards * horizon, np.int64),
-            SampleBatch.T: board_major(steps),
-            SampleBatch.ACTION_LOGP: board_major(logp),
-            SampleBatch.ACTION_DIST_INPUTS: board_major(logits),
-            SampleBatch.VF_PREDS: board_major(values),
-            SampleBatch.VALUES_BOOTSTRAPPED: board_major(bootstrapped),
-        })
+        return SampleBatch(
+            {
+                SampleBatch.OBS: board_major(obs),
+                SampleBatch.NEXT_OBS: board_major(new_obs),
+                SampleBatch.ACTIONS: board_major(actions),
+                SampleBatch.REWARDS: board_major(rewards),
+                SampleBatch.TERMINATEDS: board_major(terminateds),
+                SampleBatch.TRUNCATEDS: board_major(truncateds),
+                SampleBatch.EPS_ID: board_major(episode_ids),
+                SampleBatch.UNROLL_ID: np.repeat(unroll_ids, horizon),
+                SampleBatch.AGENT_INDEX: np.zeros(boards * horizon, np.int64),
+                SampleBatch.T: board_major(steps),
+                SampleBatch.ACTION_LOGP: board_major(logp),
+                SampleBatch.ACTION_DIST_INPUTS: board_major(logits),
+                SampleBatch.VF_PREDS: board_major(values),
+                SampleBatch.VALUES_BOOTSTRAPPED: board_major(bootstrapped),
+            }
+        )
 
     def _forward(self, observations, timings):
         started = time.perf_counter()
@@ -190,13 +204,17 @@ class BatchedEnvRunner(RolloutWorker):
         types = core.puzzle_type[ended]
         for board, win, puzzle_type in zip(ended, won, types):
             win = float(win)
-            self._metrics.append(RolloutMetrics(
-                episode_length=int(self._episode_length[board]),
-                episode_reward=float(self._episode_return[board]),
-                custom_metrics={WIN_METRIC: win,
-                                TYPE_METRIC_PREFIX + puzzle_type_key(puzzle_type): win},
-                perf_stats=dict(self._timings),
-            ))
+            self._metrics.append(
+                RolloutMetrics(
+                    episode_length=int(self._episode_length[board]),
+                    episode_reward=float(self._episode_return[board]),
+                    custom_metrics={
+                        WIN_METRIC: win,
+                        TYPE_METRIC_PREFIX + puzzle_type_key(puzzle_type): win,
+                    },
+                    perf_stats=dict(self._timings),
+                )
+            )
         self._episode_return[ended] = 0.0
         self._episode_length[ended] = 0
         self._episode_id[ended] = self._new_episode_ids(ended.size)
@@ -206,5 +224,6 @@ class BatchedEnvRunner(RolloutWorker):
         return np.random.randint(0, np.iinfo(np.int64).max, size=count, dtype=np.int64)
 
     def _record_timings(self, timings, horizon):
-        self._timings = {f"mean_{name}_ms": 1000.0 * seconds / horizon
-                         for name, seconds in timings.items()}
+        self._timings = {
+            f"mean_{name}_ms": 1000.0 * seconds / horizon for name, seconds in timings.items()
+        }

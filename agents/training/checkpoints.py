@@ -24,8 +24,10 @@ def resolve_checkpoint(path):
         latest = RunDirectory(path).latest_checkpoint()
         if latest is not None:
             return latest
-    raise FileNotFoundError(f"No checkpoint at {path} (expected an RLlib checkpoint directory "
-                            "with policies/, or a run directory with checkpoints/).")
+    raise FileNotFoundError(
+        f"No checkpoint at {path} (expected an RLlib checkpoint directory "
+        "with policies/, or a run directory with checkpoints/)."
+    )
 
 
 def run_directory_of(checkpoint):
@@ -64,7 +66,8 @@ def load_attention_agent(checkpoint):
     checkpoint = resolve_checkpoint(checkpoint)
     policy = load_policy(checkpoint)
     model = policy.model
-    arguments = (run_arguments_of(checkpoint)
-                 or RunArguments(env=BRIDGE_BOX_WORLD_ID, agent=model.kind))
+    arguments = run_arguments_of(checkpoint) or RunArguments(
+        env=BRIDGE_BOX_WORLD_ID, agent=model.kind
+    )
     architecture, _ = split_model_config(arguments.model_overrides)
     return AttentionAgent(model.base_model, model.kind, architecture), arguments

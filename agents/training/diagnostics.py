@@ -53,8 +53,7 @@ class DiagnosticImpalaTF2Policy(ImpalaTF2Policy):
         """
         saved = state.get("_optimizer_variables") or []
         # A new optimizer holds only its step counter until its first update.
-        if saved and self._optimizer is not None \
-                and len(self._optimizer.variables()) < len(saved):
+        if saved and self._optimizer is not None and len(self._optimizer.variables()) < len(saved):
             variables = self.model.trainable_variables()
             if hasattr(self._optimizer, "build"):
                 self._optimizer.build(variables)
@@ -63,9 +62,11 @@ class DiagnosticImpalaTF2Policy(ImpalaTF2Policy):
             current = self._optimizer.variables()
             shapes = [tuple(v.shape) for v in current]
             if shapes != [tuple(np.shape(v)) for v in saved]:
-                raise ValueError("The checkpoint's optimizer state does not match this policy's "
-                                 f"optimizer ({len(saved)} saved variables, {len(current)} "
-                                 "created): was it trained with another opt_type or model?")
+                raise ValueError(
+                    "The checkpoint's optimizer state does not match this policy's "
+                    f"optimizer ({len(saved)} saved variables, {len(current)} "
+                    "created): was it trained with another opt_type or model?"
+                )
         super().set_state(state)
 
     def grad_stats_fn(self, train_batch, grads):
@@ -93,8 +94,11 @@ def score_statistics(scores, axes):
     entropy = -np.sum(scores * np.log(np.maximum(scores, 1e-30)), axis=axes)
     largest = np.max(scores, axis=axes)
     normalised = entropy / np.log(outcomes) if outcomes > 1 else np.zeros_like(entropy)
-    return (float(np.mean(normalised)), float(np.mean(largest)),
-            float(np.mean(largest > SATURATION_THRESHOLD)))
+    return (
+        float(np.mean(normalised)),
+        float(np.mean(largest)),
+        float(np.mean(largest > SATURATION_THRESHOLD)),
+    )
 
 
 class AttentionHealth:

@@ -60,8 +60,9 @@ class ResilientIMPALA(IMPALA):
 
     def _update_workers_old_api_stack(self, workers_that_need_updates, policy_ids=None):
         remote = {worker_id for worker_id in workers_that_need_updates if worker_id != 0}
-        super()._update_workers_old_api_stack(workers_that_need_updates=remote,
-                                              policy_ids=policy_ids)
+        super()._update_workers_old_api_stack(
+            workers_that_need_updates=remote, policy_ids=policy_ids
+        )
 
     def _concatenate_batches_and_pre_queue(self, batches):
         """Cuts samples larger than the train batch into train batches, at board boundaries.
@@ -78,11 +79,17 @@ class ResilientIMPALA(IMPALA):
         pieces = []
         for batch in batches:
             policy_batches = getattr(batch, "policy_batches", {})
-            if (len(policy_batches) == 1 and batch.count > size and size % unroll == 0
-                    and batch.count % size == 0):
-                (policy_id, rows), = policy_batches.items()
-                pieces += [MultiAgentBatch({policy_id: rows.slice(start, start + size)}, size)
-                           for start in range(0, batch.count, size)]
+            if (
+                len(policy_batches) == 1
+                and batch.count > size
+                and size % unroll == 0
+                and batch.count % size == 0
+            ):
+                ((policy_id, rows),) = policy_batches.items()
+                pieces += [
+                    MultiAgentBatch({policy_id: rows.slice(start, start + size)}, size)
+                    for start in range(0, batch.count, size)
+                ]
             else:
                 pieces.append(batch)
         super()._concatenate_batches_and_pre_queue(pieces)
@@ -105,8 +112,8 @@ class ResilientIMPALA(IMPALA):
                 except queue.Full:
                     continue
             self._counters["num_samples_added_to_queue"] += (
-                batch.agent_steps() if self.config.count_steps_by == "agent_steps"
-                else batch.count)
+                batch.agent_steps() if self.config.count_steps_by == "agent_steps" else batch.count
+            )
         self.data_to_place_on_learner.clear()
 
     @classmethod
@@ -147,14 +154,28 @@ class ResilientIMPALA(IMPALA):
 PRESETS = {
     "easy": {
         "env": "BoxWorld-v0",
-        "env_config": {"rows": 3, "cols": 6, "max_solution_length": 1, "max_distractors": 0,
-                       "max_steps": 30},
-        "overrides": {"rollout_fragment_length": 10, "train_batch_size": 320, "num_epochs": 2,
-                      "opt_type": "rmsprop", "lr": 5e-4, "epsilon": 0.1, "decay": 0.99,
-                      "momentum": 0.0, "gamma": 0.9, "entropy_coeff": 0.01,
-                      # A metrics row (and a chance of a best checkpoint) every second, not
-                      # IMPALA's default 10 s.
-                      "min_time_s_per_iteration": 1},
+        "env_config": {
+            "rows": 3,
+            "cols": 6,
+            "max_solution_length": 1,
+            "max_distractors": 0,
+            "max_steps": 30,
+        },
+        "overrides": {
+            "rollout_fragment_length": 10,
+            "train_batch_size": 320,
+            "num_epochs": 2,
+            "opt_type": "rmsprop",
+            "lr": 5e-4,
+            "epsilon": 0.1,
+            "decay": 0.99,
+            "momentum": 0.0,
+            "gamma": 0.9,
+            "entropy_coeff": 0.01,
+            # A metrics row (and a chance of a best checkpoint) every second, not
+            # IMPALA's default 10 s.
+            "min_time_s_per_iteration": 1,
+        },
     },
     "paper": {"env": "BridgeBoxWorld-v0", "env_config": {}, "overrides": {}},
 }
@@ -171,10 +192,18 @@ def apply_overrides(config, overrides):
     return config
 
 
-def impala_config(env=BRIDGE_BOX_WORLD_ID, agent="simplicial", *, env_config=None,
-                  model_overrides=None, num_env_runners=DEFAULT_NUM_ENV_RUNNERS,
-                  num_envs_per_env_runner=DEFAULT_NUM_ENVS_PER_ENV_RUNNER, seed=None,
-                  overrides=None, sampler=DEFAULT_SAMPLER):
+def impala_config(
+    env=BRIDGE_BOX_WORLD_ID,
+    agent="simplicial",
+    *,
+    env_config=None,
+    model_overrides=None,
+    num_env_runners=DEFAULT_NUM_ENV_RUNNERS,
+    num_envs_per_env_runner=DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
+    seed=None,
+    overrides=None,
+    sampler=DEFAULT_SAMPLER,
+):
     """IMPALA with the paper's hyperparameters for `agent` on `env`.
 
     Args:
@@ -222,8 +251,11 @@ def impala_config(env=BRIDGE_BOX_WORLD_ID, agent="simplicial", *, env_config=Non
             rollout_fragment_length=PAPER_IMPALA_HYPERPARAMETERS["rollout_fragment_length"],
         )
         .training(
-            **{k: v for k, v in PAPER_IMPALA_HYPERPARAMETERS.items()
-               if k != "rollout_fragment_length"},
+            **{
+                k: v
+                for k, v in PAPER_IMPALA_HYPERPARAMETERS.items()
+                if k != "rollout_fragment_length"
+            },
             model={
                 "custom_model": MODEL_NAMES[agent],
                 "custom_model_config": dict(model_overrides or {}),
@@ -245,4 +277,3 @@ def impala_config(env=BRIDGE_BOX_WORLD_ID, agent="simplicial", *, env_config=Non
     if overrides:
         apply_overrides(config, overrides)
     return config
-

@@ -47,7 +47,7 @@ def win_rates_from_result(result):
     per_type = {}
     for name, value in custom.items():
         if name.startswith(TYPE_METRIC_PREFIX) and name.endswith("_mean"):
-            key = name[len(TYPE_METRIC_PREFIX):-len("_mean")]
+            key = name[len(TYPE_METRIC_PREFIX) : -len("_mean")]
             if value == value:  # skip NaN
                 per_type[parse_puzzle_type_key(key)] = float(value)
     if overall is not None and overall != overall:
@@ -57,18 +57,20 @@ def win_rates_from_result(result):
 
 def metrics_row(result, started_at, diagnostics=None):
     """The CSV/TensorBoard row of one `Algorithm.train()` result (plus `diagnostics`, a dict)."""
-    timesteps = int(result.get("num_env_steps_sampled_lifetime")
-                    or result.get("timesteps_total") or 0)
+    timesteps = int(
+        result.get("num_env_steps_sampled_lifetime") or result.get("timesteps_total") or 0
+    )
     runners = result.get("env_runners") or {}
-    learner = (((result.get("info") or {}).get("learner") or {}).get("default_policy") or {})
+    learner = ((result.get("info") or {}).get("learner") or {}).get("default_policy") or {}
     stats = {**(learner.get("learner_stats") or {}), "grad_gnorm": learner.get("grad_gnorm")}
     win_rate, per_type = win_rates_from_result(result)
     row = {
         "training_iteration": int(result["training_iteration"]),
         "timesteps": timesteps,
         "time_s": round(time.time() - started_at, 3),
-        "frames_per_s": round(float(result.get("num_env_steps_sampled_throughput_per_sec")
-                                    or 0.0), 2),
+        "frames_per_s": round(
+            float(result.get("num_env_steps_sampled_throughput_per_sec") or 0.0), 2
+        ),
         "episodes": int(runners.get("episodes_this_iter") or 0),
         "episode_return_mean": _finite(runners.get("episode_return_mean")),
         "episode_len_mean": _finite(runners.get("episode_len_mean")),

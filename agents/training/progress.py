@@ -31,8 +31,10 @@ def describe(timesteps, total, row, elapsed, stop_seconds=None):
         remaining = by_time if remaining is None else min(remaining, by_time)
     win = row.get("win_rate")
     win_text = f"{float(win):.2f}" if win not in ("", None) else "-"
-    return (f"{timesteps:,}/{total:,} steps | {float(fps):,.0f} frames/s | win {win_text} | "
-            f"{_format_duration(elapsed)} elapsed, {_format_duration(remaining)} left")
+    return (
+        f"{timesteps:,}/{total:,} steps | {float(fps):,.0f} frames/s | win {win_text} | "
+        f"{_format_duration(elapsed)} elapsed, {_format_duration(remaining)} left"
+    )
 
 
 class PlainProgress:
@@ -44,16 +46,22 @@ class PlainProgress:
         self._last_print = 0.0
 
     def __enter__(self):
-        print(f"Training {self.title} for {self.total:,} environment steps", file=self.stream,
-              flush=True)
+        print(
+            f"Training {self.title} for {self.total:,} environment steps",
+            file=self.stream,
+            flush=True,
+        )
         return self
 
     def update(self, timesteps, row):
         now = time.time()
         if row and (now - self._last_print >= self.min_interval_s or timesteps >= self.total):
             self._last_print = now
-            print(describe(timesteps, self.total, row, now - self._started, self.stop_seconds),
-                  file=self.stream, flush=True)
+            print(
+                describe(timesteps, self.total, row, now - self._started, self.stop_seconds),
+                file=self.stream,
+                flush=True,
+            )
 
     def __exit__(self, *exc):
         return False
@@ -76,8 +84,9 @@ class RichProgress:
 
         self.total, self.stop_seconds = total, stop_seconds
         self._started = time.time()
-        self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                                  TextColumn("{task.fields[status]}"))
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[status]}")
+        )
         self._task = self._progress.add_task(title, total=total, status="starting Ray ...")
 
     def __enter__(self):
@@ -85,9 +94,11 @@ class RichProgress:
         return self
 
     def update(self, timesteps, row):
-        status = describe(timesteps, self.total, row, time.time() - self._started,
-                          self.stop_seconds) if row else \
-            "waiting for the first iteration ..."
+        status = (
+            describe(timesteps, self.total, row, time.time() - self._started, self.stop_seconds)
+            if row
+            else "waiting for the first iteration ..."
+        )
         self._progress.update(self._task, completed=min(timesteps, self.total), status=status)
 
     def __exit__(self, *exc):

@@ -30,8 +30,10 @@ def make_env(env_config):
 def register_envs():
     """Makes every id of `ENV_IDS` known to RLlib (the creator runs inside each env runner)."""
     for env_id in ENV_IDS:
-        register_env(env_id, lambda env_config, env_id=env_id: make_env(
-            {**dict(env_config), "env_id": env_id}))
+        register_env(
+            env_id,
+            lambda env_config, env_id=env_id: make_env({**dict(env_config), "env_id": env_id}),
+        )
 
 
 def validate_env_config(env_id, env_config):
@@ -53,8 +55,11 @@ class BoxWorldRLlibVectorEnv(VectorEnv):
     def __init__(self, env_id, num_envs, env_config=None):
         self.vector_env = make_vector_env(env_id, num_envs, env_config, copy=False)
         self.core = self.vector_env.core
-        super().__init__(self.vector_env.single_observation_space,
-                         self.vector_env.single_action_space, self.core.num_boards)
+        super().__init__(
+            self.vector_env.single_observation_space,
+            self.vector_env.single_action_space,
+            self.core.num_boards,
+        )
 
     def vector_reset(self, *, seeds=None, options=None):
         seeds = [None] * self.num_envs if seeds is None else list(seeds)
@@ -76,15 +81,22 @@ class BoxWorldRLlibVectorEnv(VectorEnv):
 
     def vector_step(self, actions):
         reward, terminated, truncated, _ = self.core.step(np.asarray(actions), autoreset=False)
-        return (list(self.core.obs.copy()), reward.tolist(), terminated.tolist(),
-                truncated.tolist(), [self._info(i) for i in range(self.num_envs)])
+        return (
+            list(self.core.obs.copy()),
+            reward.tolist(),
+            terminated.tolist(),
+            truncated.tolist(),
+            [self._info(i) for i in range(self.num_envs)],
+        )
 
     def get_sub_environments(self):
         return []
 
     def _info(self, index):
         core = self.core
-        return {"puzzle_type": tuple(int(v) for v in core.puzzle_type[index]),
-                "solvable": bool(core.solvable[index]),
-                "is_success": bool(core.is_success[index]),
-                "solution_length": int(core.solution_length[index])}
+        return {
+            "puzzle_type": tuple(int(v) for v in core.puzzle_type[index]),
+            "solvable": bool(core.solvable[index]),
+            "is_success": bool(core.is_success[index]),
+            "solution_length": int(core.solution_length[index]),
+        }

@@ -80,8 +80,11 @@ class RunArguments:
         unknown = sorted(set(data) - set(names))
         if unknown:
             raise ValueError(f"{source} has unknown key(s) {unknown}; accepted: {names}.")
-        required = [field.name for field in fields if field.default is dataclasses.MISSING
-                    and field.default_factory is dataclasses.MISSING]
+        required = [
+            field.name
+            for field in fields
+            if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
+        ]
         missing = [name for name in required if name not in data]
         if missing:
             raise ValueError(f"{source} lacks the key(s) {missing}.")

@@ -82,9 +82,18 @@ class RunDirectory:
         atomic_write_text(self.checkpoints_dir / "latest", final.name + "\n")
         best = self._read_best()
         if win_rate is not None and (best is None or float(win_rate) > best["win_rate"]):
-            atomic_write_text(self.best_file, json.dumps(
-                {"checkpoint": final.name, "iteration": int(iteration),
-                 "win_rate": float(win_rate)}, indent=2) + "\n")
+            atomic_write_text(
+                self.best_file,
+                json.dumps(
+                    {
+                        "checkpoint": final.name,
+                        "iteration": int(iteration),
+                        "win_rate": float(win_rate),
+                    },
+                    indent=2,
+                )
+                + "\n",
+            )
         self._prune_checkpoints(keep)
         return final
 
@@ -117,8 +126,11 @@ class RunDirectory:
     def checkpoints(self):
         if not self.checkpoints_dir.is_dir():
             return []
-        return sorted(p for p in self.checkpoints_dir.iterdir()
-                      if p.is_dir() and p.name.startswith(CHECKPOINT_PREFIX))
+        return sorted(
+            p
+            for p in self.checkpoints_dir.iterdir()
+            if p.is_dir() and p.name.startswith(CHECKPOINT_PREFIX)
+        )
 
     def _prune_checkpoints(self, keep):
         best = self._read_best()
@@ -138,15 +150,17 @@ class RunDirectory:
 
     def truncate_metrics(self, last_iteration):
         """Drops rows after `last_iteration` (written after the checkpoint a run resumes from)."""
-        rows = [row for row in self.read_metrics()
-                if int(row["training_iteration"]) <= last_iteration]
+        rows = [
+            row for row in self.read_metrics() if int(row["training_iteration"]) <= last_iteration
+        ]
         if not rows:
             if self.metrics_file.exists():
                 self.metrics_file.unlink()
             return
         fields = list(rows[0].keys())
-        with tempfile.NamedTemporaryFile("w", newline="", encoding="utf-8", delete=False,
-                                         dir=self.root, prefix=".metrics.") as stream:
+        with tempfile.NamedTemporaryFile(
+            "w", newline="", encoding="utf-8", delete=False, dir=self.root, prefix=".metrics."
+        ) as stream:
             writer = csv.DictWriter(stream, fieldnames=fields)
             writer.writeheader()
             writer.writerows(rows)
@@ -179,8 +193,9 @@ class MetricsLog:
         if extra:  # a new puzzle type appeared: rewrite the file with the wider header
             rows = self.run_directory.read_metrics()
             self._fields += extra
-            with tempfile.NamedTemporaryFile("w", newline="", encoding="utf-8", delete=False,
-                                             dir=path.parent, prefix=".metrics.") as stream:
+            with tempfile.NamedTemporaryFile(
+                "w", newline="", encoding="utf-8", delete=False, dir=path.parent, prefix=".metrics."
+            ) as stream:
                 writer = csv.DictWriter(stream, fieldnames=self._fields, restval="")
                 writer.writeheader()
                 writer.writerows(rows)

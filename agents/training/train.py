@@ -59,12 +59,25 @@ class TrainingSummary:
     best_win_rate: float = None
 
 
-def train(env=BRIDGE_BOX_WORLD_ID, agent="simplicial", *, out, stop_timesteps,
-          env_config=None, model_overrides=None, overrides=None,
-          num_env_runners=DEFAULT_NUM_ENV_RUNNERS,
-          num_envs_per_env_runner=DEFAULT_NUM_ENVS_PER_ENV_RUNNER, seed=None, resume=False,
-          address=None, checkpoint_every=10, stop_seconds=None, progress="auto",
-          sampler=DEFAULT_SAMPLER):
+def train(
+    env=BRIDGE_BOX_WORLD_ID,
+    agent="simplicial",
+    *,
+    out,
+    stop_timesteps,
+    env_config=None,
+    model_overrides=None,
+    overrides=None,
+    num_env_runners=DEFAULT_NUM_ENV_RUNNERS,
+    num_envs_per_env_runner=DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
+    seed=None,
+    resume=False,
+    address=None,
+    checkpoint_every=10,
+    stop_seconds=None,
+    progress="auto",
+    sampler=DEFAULT_SAMPLER,
+):
     """Trains `agent` on `env` with IMPALA until `stop_timesteps` environment steps.
 
     The arguments of `RunArguments` (`env` ... `sampler`) are written to OUT/run.json. With
@@ -83,13 +96,24 @@ def train(env=BRIDGE_BOX_WORLD_ID, agent="simplicial", *, out, stop_timesteps,
             raise FileNotFoundError(f"--resume: no complete checkpoint in {run.checkpoints_dir}.")
     else:
         if run.run_file.exists():
-            raise ValueError(f"--out {run.root} already holds a run; continue it with --resume "
-                             "or choose another --out.")
-        arguments, checkpoint = RunArguments(
-            env=env, agent=agent, env_config=dict(env_config or {}),
-            model_overrides=dict(model_overrides or {}), overrides=dict(overrides or {}),
-            num_env_runners=num_env_runners, num_envs_per_env_runner=num_envs_per_env_runner,
-            seed=seed, sampler=sampler), None
+            raise ValueError(
+                f"--out {run.root} already holds a run; continue it with --resume "
+                "or choose another --out."
+            )
+        arguments, checkpoint = (
+            RunArguments(
+                env=env,
+                agent=agent,
+                env_config=dict(env_config or {}),
+                model_overrides=dict(model_overrides or {}),
+                overrides=dict(overrides or {}),
+                num_env_runners=num_env_runners,
+                num_envs_per_env_runner=num_envs_per_env_runner,
+                seed=seed,
+                sampler=sampler,
+            ),
+            None,
+        )
     if stop_timesteps is None or int(stop_timesteps) <= 0:
         raise ValueError(f"stop_timesteps must be a positive integer, got {stop_timesteps!r}.")
     config = algorithm_config(arguments)  # every argument is checked before anything starts
@@ -101,18 +125,31 @@ def train(env=BRIDGE_BOX_WORLD_ID, agent="simplicial", *, out, stop_timesteps,
     algorithm = build_algorithm(arguments, checkpoint, config)
     if checkpoint is not None:
         run.truncate_metrics(algorithm.iteration)
-        print(f"Resumed from {checkpoint} (iteration {algorithm.iteration}, "
-              f"{environment_steps(algorithm):,} environment steps).", flush=True)
+        print(
+            f"Resumed from {checkpoint} (iteration {algorithm.iteration}, "
+            f"{environment_steps(algorithm):,} environment steps).",
+            flush=True,
+        )
     print(sampling_layout(algorithm, arguments), flush=True)
 
     checkpoints = CheckpointKeeper(
-        run, algorithm, every=checkpoint_every, resumed_from=checkpoint,
+        run,
+        algorithm,
+        every=checkpoint_every,
+        resumed_from=checkpoint,
         # RLlib's win rate is a mean over its last `smoothing` episodes; until that many have
         # ended in this process it rests on a few episodes (one lucky win reads 1.0).
-        smoothing=int(config.metrics_num_episodes_for_smoothing))
-    row, interrupted = train_iterations(algorithm, run, arguments, checkpoints,
-                                        stop_timesteps=int(stop_timesteps),
-                                        stop_seconds=stop_seconds, progress=progress)
+        smoothing=int(config.metrics_num_episodes_for_smoothing),
+    )
+    row, interrupted = train_iterations(
+        algorithm,
+        run,
+        arguments,
+        checkpoints,
+        stop_timesteps=int(stop_timesteps),
+        stop_seconds=stop_seconds,
+        progress=progress,
+    )
     timesteps = row["timesteps"] if row else environment_steps(algorithm)
     algorithm.stop()
 
@@ -122,12 +159,17 @@ def train(env=BRIDGE_BOX_WORLD_ID, agent="simplicial", *, out, stop_timesteps,
     plot_training_curves([run.root], plot_path)
     best = run.best_checkpoint()
     return TrainingSummary(
-        run_dir=str(run.root), checkpoint=str(checkpoints.latest),
-        metrics_csv=str(run.metrics_file), tensorboard_dir=str(run.events_dir),
-        plot=str(plot_path), timesteps=timesteps,
-        iterations=algorithm.iteration, win_rate=row.get("win_rate", ""),
+        run_dir=str(run.root),
+        checkpoint=str(checkpoints.latest),
+        metrics_csv=str(run.metrics_file),
+        tensorboard_dir=str(run.events_dir),
+        plot=str(plot_path),
+        timesteps=timesteps,
+        iterations=algorithm.iteration,
+        win_rate=row.get("win_rate", ""),
         interrupted=interrupted,
-        best_checkpoint=str(best[0]) if best else None, best_win_rate=best[1] if best else None,
+        best_checkpoint=str(best[0]) if best else None,
+        best_win_rate=best[1] if best else None,
     )
 
 
@@ -135,13 +177,18 @@ def algorithm_config(arguments):
     """The `IMPALAConfig` of a run's `RunArguments`; raises `ValueError` on any bad argument."""
     validate_env_config(arguments.env, arguments.env_config)
     config = impala_config(
-        arguments.env, arguments.agent, env_config=arguments.env_config,
-        model_overrides=arguments.model_overrides, num_env_runners=arguments.num_env_runners,
-        num_envs_per_env_runner=arguments.num_envs_per_env_runner, seed=arguments.seed,
-        overrides=arguments.overrides, sampler=arguments.sampler)
+        arguments.env,
+        arguments.agent,
+        env_config=arguments.env_config,
+        model_overrides=arguments.model_overrides,
+        num_env_runners=arguments.num_env_runners,
+        num_envs_per_env_runner=arguments.num_envs_per_env_runner,
+        seed=arguments.seed,
+        overrides=arguments.overrides,
+        sampler=arguments.sampler,
+    )
     # A crashed env runner comes back after a second, not RLlib's default minute.
-    config.fault_tolerance(restart_failed_env_runners=True,
-                           delay_between_env_runner_restarts_s=1.0)
+    config.fault_tolerance(restart_failed_env_runners=True, delay_between_env_runner_restarts_s=1.0)
     return config
 
 
@@ -159,9 +206,15 @@ def start_ray(address=None, num_env_runners=1):
         # Ray would otherwise wait forever for CPUs that do not exist.
         # address="local" starts a new Ray even if a cluster (or RAY_ADDRESS) is around.
         num_cpus = max(os.cpu_count() or 1, 1 + int(num_env_runners))
-        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
-                 runtime_env=runtime_env, log_to_driver=False, configure_logging=True,
-                 logging_level="ERROR")
+        ray.init(
+            address="local",
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            runtime_env=runtime_env,
+            log_to_driver=False,
+            configure_logging=True,
+            logging_level="ERROR",
+        )
 
 
 def build_algorithm(arguments, checkpoint=None, config=None):
@@ -186,21 +239,26 @@ def env_runner_nodes(algorithm):
     import ray
 
     return algorithm.env_runner_group.foreach_env_runner(
-        lambda runner: ray.util.get_node_ip_address(), local_env_runner=False)
+        lambda runner: ray.util.get_node_ip_address(), local_env_runner=False
+    )
 
 
 def sampling_layout(algorithm, arguments):
     """One line: where the boards are sampled (the env runners per node, or this process)."""
     nodes = env_runner_nodes(algorithm)
     if not nodes:
-        return (f"Sampling {arguments.num_envs_per_env_runner} boards in this process, beside "
-                "the learner thread (no remote env runner).")
-    return (f"{len(nodes)} env runner(s) on {len(set(nodes))} node(s): "
-            + ", ".join(f"{ip} x{nodes.count(ip)}" for ip in sorted(set(nodes))))
+        return (
+            f"Sampling {arguments.num_envs_per_env_runner} boards in this process, beside "
+            "the learner thread (no remote env runner)."
+        )
+    return f"{len(nodes)} env runner(s) on {len(set(nodes))} node(s): " + ", ".join(
+        f"{ip} x{nodes.count(ip)}" for ip in sorted(set(nodes))
+    )
 
 
-def train_iterations(algorithm, run, arguments, checkpoints, *, stop_timesteps, stop_seconds,
-                     progress):
+def train_iterations(
+    algorithm, run, arguments, checkpoints, *, stop_timesteps, stop_seconds, progress
+):
     """Trains until `stop_timesteps`, `stop_seconds` or Ctrl-C, then checkpoints.
 
     Returns:
@@ -208,11 +266,18 @@ def train_iterations(algorithm, run, arguments, checkpoints, *, stop_timesteps, 
     """
     metrics = MetricsLog(run)
     attention_health = AttentionHealth(
-        algorithm.get_policy().model.base_model, arguments.agent, arguments.model_overrides,
-        arguments.env, arguments.env_config)
-    display = make_progress(progress, total=stop_timesteps,
-                            title=f"{arguments.agent} agent on {arguments.env}",
-                            stop_seconds=stop_seconds)
+        algorithm.get_policy().model.base_model,
+        arguments.agent,
+        arguments.model_overrides,
+        arguments.env,
+        arguments.env_config,
+    )
+    display = make_progress(
+        progress,
+        total=stop_timesteps,
+        title=f"{arguments.agent} agent on {arguments.env}",
+        stop_seconds=stop_seconds,
+    )
     started_at = time.time()
     timesteps = environment_steps(algorithm)
     row = {}
@@ -263,8 +328,10 @@ class CheckpointKeeper:
         scored = [w for w in self._win_rates if w not in ("", None)]
         self._win_rates.clear()
         self.latest = self.run.save_checkpoint(
-            self.algorithm, self.algorithm.iteration,
-            win_rate=sum(scored) / len(scored) if scored else None)
+            self.algorithm,
+            self.algorithm.iteration,
+            win_rate=sum(scored) / len(scored) if scored else None,
+        )
         self._saved_at_iteration = self.algorithm.iteration
         return self.latest
 

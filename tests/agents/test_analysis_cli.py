@@ -25,15 +25,27 @@ def checkpoints(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("checkpoints")
     # address="local": a private Ray even if another Ray cluster runs on this machine.
-    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": dict(WORKER_ENV_VARS)}, logging_level="ERROR")
+    ray.init(
+        address="local",
+        num_cpus=1,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": dict(WORKER_ENV_VARS)},
+        logging_level="ERROR",
+    )
     saved = {}
     try:
         for kind in ("relational", "simplicial"):
             arguments = RunArguments(
-                env="BridgeBoxWorld-v0", agent=kind, env_config=EASY_ENV,
+                env="BridgeBoxWorld-v0",
+                agent=kind,
+                env_config=EASY_ENV,
                 model_overrides={"jit_compile": False},  # XLA: test_models, test_training
-                overrides=QUICK, num_env_runners=0, num_envs_per_env_runner=2, seed=0)
+                overrides=QUICK,
+                num_env_runners=0,
+                num_envs_per_env_runner=2,
+                seed=0,
+            )
             run = RunDirectory(root / kind).create()
             arguments.write(run.run_file)
             algorithm = build_algorithm(arguments)
@@ -61,12 +73,31 @@ def test_loaded_attention_agent_acts_like_the_rllib_policy(checkpoints):
 
 def test_visualize_writes_the_figures_and_gif(checkpoints, tmp_path, capsys):
     out = tmp_path / "figures"
-    code = cli.main(["visualize", str(checkpoints["simplicial"]), "--seed", "3", "--step", "2",
-                     "--out", str(out), "--gif", "--max-steps", "6", "--sharpen", "2"])
+    code = cli.main(
+        [
+            "visualize",
+            str(checkpoints["simplicial"]),
+            "--seed",
+            "3",
+            "--step",
+            "2",
+            "--out",
+            str(out),
+            "--gif",
+            "--max-steps",
+            "6",
+            "--sharpen",
+            "2",
+        ]
+    )
     assert code == 0
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["seed3_episode.gif", "seed3_step002_one_simplicial.png",
-                     "seed3_step002_two_simplicial.png", "seed3_step002_virtual_entities.png"]
+    assert names == [
+        "seed3_episode.gif",
+        "seed3_step002_one_simplicial.png",
+        "seed3_step002_two_simplicial.png",
+        "seed3_step002_virtual_entities.png",
+    ]
     printed = capsys.readouterr().out
     assert "simplicial agent, seed 3: puzzle type (1, 1, 2), 6 steps" in printed
     assert "(6 frames)" in printed
@@ -76,17 +107,35 @@ def test_explain_prints_the_proof_tree_and_the_rule(checkpoints, capsys):
     code = cli.main(["explain", str(checkpoints["relational"]), "--seed", "3", "--greedy"])
     assert code == 0
     printed = capsys.readouterr().out
-    for expected in ("relational agent, BridgeBoxWorld-v0 seed 3 (greedy actions)",
-                     "Axioms Gamma |- G:", "Proof tree of the behaviour", "Outcome:",
-                     "Source/sink rule (Remark B.1)", "conclusion: the bridge is C",
-                     "(correct)", "the actual bridge: C"):
+    for expected in (
+        "relational agent, BridgeBoxWorld-v0 seed 3 (greedy actions)",
+        "Axioms Gamma |- G:",
+        "Proof tree of the behaviour",
+        "Outcome:",
+        "Source/sink rule (Remark B.1)",
+        "conclusion: the bridge is C",
+        "(correct)",
+        "the actual bridge: C",
+    ):
         assert expected in printed, printed
 
 
 def test_probe_prints_and_saves_the_table(checkpoints, tmp_path, capsys):
     output = tmp_path / "probe.json"
-    code = cli.main(["probe", str(checkpoints["simplicial"]), "--episodes", "16",
-                     "--num-envs", "8", "--max-steps", "30", "--output", str(output)])
+    code = cli.main(
+        [
+            "probe",
+            str(checkpoints["simplicial"]),
+            "--episodes",
+            "16",
+            "--num-envs",
+            "8",
+            "--max-steps",
+            "30",
+            "--output",
+            str(output),
+        ]
+    )
     assert code == 0
     assert "rule locates the bridge" in capsys.readouterr().out
     table = json.loads(output.read_text())
@@ -98,20 +147,29 @@ def test_plot_types_from_evaluation_reports(tmp_path, capsys):
     paths = []
     for k, agent in enumerate(["relational", "simplicial", "simplicial"]):
         path = tmp_path / f"e{k}.json"
-        path.write_text(json.dumps({"agent": agent, "per_puzzle_type": {
-            "(1, 1, 2)": {"episodes": 5, "wins": k, "win_rate": k / 5}}}))
+        path.write_text(
+            json.dumps(
+                {
+                    "agent": agent,
+                    "per_puzzle_type": {"(1, 1, 2)": {"episodes": 5, "wins": k, "win_rate": k / 5}},
+                }
+            )
+        )
         paths.append(str(path))
     out = tmp_path / "types.pdf"
     assert cli.main(["plot-types", *paths, "--types", "1,1,2", "--out", str(out)]) == 0
     assert out.read_bytes()[:4] == b"%PDF"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["visualize", "/no/such/run"], "No checkpoint at"),
-    (["explain", "/no/such/run"], "No checkpoint at"),
-    (["plot-types", "/no/such.json"], "No evaluation report"),
-    (["plot-types", "{here}", "--types", "1,2"], "three integers"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["visualize", "/no/such/run"], "No checkpoint at"),
+        (["explain", "/no/such/run"], "No checkpoint at"),
+        (["plot-types", "/no/such.json"], "No evaluation report"),
+        (["plot-types", "{here}", "--types", "1,2"], "three integers"),
+    ],
+)
 def test_bad_input_is_one_line(args, message, tmp_path, capsys):
     path = tmp_path / "e.json"
     path.write_text(json.dumps({"agent": "relational", "per_puzzle_type": {}}))
@@ -122,8 +180,20 @@ def test_bad_input_is_one_line(args, message, tmp_path, capsys):
 
 
 def test_visualize_rejects_a_step_outside_the_episode(checkpoints, tmp_path, capsys):
-    code = cli.main(["visualize", str(checkpoints["relational"]), "--seed", "3", "--step", "50",
-                     "--max-steps", "5", "--out", str(tmp_path)])
+    code = cli.main(
+        [
+            "visualize",
+            str(checkpoints["relational"]),
+            "--seed",
+            "3",
+            "--step",
+            "50",
+            "--max-steps",
+            "5",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert code == 2
     assert "--step must be in [0, 4]" in capsys.readouterr().err
 
@@ -132,8 +202,20 @@ def test_evaluate_reports_win_rates_per_puzzle_type_with_intervals(checkpoints, 
     from keras_simplicial.agents.analysis.evaluation import summarise, wilson_interval
 
     output = tmp_path / "evaluation.json"
-    code = cli.main(["evaluate", str(checkpoints["relational"]), "--episodes", "40",
-                     "--num-envs", "8", "--max-episode-steps", "30", "--output", str(output)])
+    code = cli.main(
+        [
+            "evaluate",
+            str(checkpoints["relational"]),
+            "--episodes",
+            "40",
+            "--num-envs",
+            "8",
+            "--max-episode-steps",
+            "30",
+            "--output",
+            str(output),
+        ]
+    )
     assert code == 0
     report = json.loads(output.read_text())
     assert report["agent"] == "relational" and report["env_config"] == EASY_ENV
@@ -168,8 +250,9 @@ def test_a_relative_run_directory_resolves_to_an_absolute_checkpoint(checkpoints
 
 def test_policy_map_prints_each_tile_and_draws_the_board(checkpoints, tmp_path, capsys):
     out = tmp_path / "policy.png"
-    code = cli.main(["policy-map", str(checkpoints["simplicial"]), "--seed", "2",
-                     "--out", str(out)])
+    code = cli.main(
+        ["policy-map", str(checkpoints["simplicial"]), "--seed", "2", "--out", str(out)]
+    )
     assert code == 0 and out.stat().st_size > 0
     printed = capsys.readouterr().out
     assert "board of seed 2" in printed and printed.count("(") > 10
@@ -187,8 +270,15 @@ def test_policy_map_tells_a_position_aware_policy_from_a_constant_one():
     def go_right_on_the_left_half(observations):
         on_player = np.all(observations[:, :, :-1] == PLAYER_RGB, axis=-1)
         column = np.argwhere(on_player)[:, 2]
-        return np.stack([np.zeros(len(column)), np.zeros(len(column)),
-                         np.where(column < 4, 5.0, -5.0), np.zeros(len(column))], axis=1)
+        return np.stack(
+            [
+                np.zeros(len(column)),
+                np.zeros(len(column)),
+                np.where(column < 4, 5.0, -5.0),
+                np.zeros(len(column)),
+            ],
+            axis=1,
+        )
 
     flat = policy_map(constant, "BridgeBoxWorld-v0", EASY_ENV, seed=1)
     assert len(flat.tiles) == len(set(flat.tiles)) > 20

@@ -37,14 +37,17 @@ def agents():
     import keras
 
     keras.utils.set_random_seed(0)
-    return {kind: AttentionAgent(build_agent_model(kind, OBSERVATION_SHAPE, 4), kind)
-            for kind in ("relational", "simplicial")}
+    return {
+        kind: AttentionAgent(build_agent_model(kind, OBSERVATION_SHAPE, 4), kind)
+        for kind in ("relational", "simplicial")
+    }
 
 
 @pytest.fixture(scope="module")
 def records(agents):
-    return {kind: play_episode(agent, env_config=ENV_CONFIG, seed=5)
-            for kind, agent in agents.items()}
+    return {
+        kind: play_episode(agent, env_config=ENV_CONFIG, seed=5) for kind, agent in agents.items()
+    }
 
 
 # -- entities and tiles (Section 6.1) ------------------------------------------------------------
@@ -128,8 +131,7 @@ def test_episodes_are_reproducible_and_consistent(agents, records):
 
 # -- figures ---------------------------------------------------------------------------------------
 def _heat_maps(figure):
-    return [axis for axis in figure.axes if axis.get_xlabel() in ("key entity j",
-                                                                  "query entity i")]
+    return [axis for axis in figure.axes if axis.get_xlabel() in ("key entity j", "query entity i")]
 
 
 @pytest.mark.parametrize("kind", ["relational", "simplicial"])
@@ -140,8 +142,10 @@ def test_one_simplicial_figure_draws_every_head_and_iteration(records, kind):
     assert len(heat_maps) == 4  # 2 iterations x 2 heads
     for axis in heat_maps:
         assert axis.get_ylabel() == "query entity i"
-        t, h = int(axis.get_title().split("iteration ")[1][0]) - 1, \
-            int(axis.get_title().split("head ")[1][0]) - 1
+        t, h = (
+            int(axis.get_title().split("iteration ")[1][0]) - 1,
+            int(axis.get_title().split("head ")[1][0]) - 1,
+        )
         drawn = np.asarray(axis.images[0].get_array())
         expected = record.attention[3].one_simplicial[t][h]
         np.testing.assert_allclose(drawn, expected)
@@ -162,7 +166,7 @@ def test_virtual_attention_multiplies_the_board_pixels():
     row[41] = 0.25
     image, weights = virtual_attention_on_board(observation, row)
     assert image.shape == (5, 8, 3)
-    np.testing.assert_allclose(image[2, 3], observation[3, 4] / 255.0)   # the peak keeps colour
+    np.testing.assert_allclose(image[2, 3], observation[3, 4] / 255.0)  # the peak keeps colour
     np.testing.assert_allclose(image[0, 0], observation[1, 1] / 255.0 * 0.5)
     mask = np.ones((5, 8), bool)
     mask[2, 3] = mask[0, 0] = False
@@ -184,7 +188,8 @@ def test_virtual_entity_figure(records):
         query = int(axis.get_title().split()[2])
         head = int(axis.get_title().split("head ")[1][0]) - 1
         expected, _ = virtual_attention_on_board(
-            record.observations[-2], record.attention[-1].one_simplicial[0][head][query], 2.0)
+            record.observations[-2], record.attention[-1].one_simplicial[0][head][query], 2.0
+        )
         np.testing.assert_allclose(np.asarray(axis.images[0].get_array()), expected, atol=1e-6)
         assert "logits x2" in axis.get_title()
         assert axis.get_xlabel() == "x" and axis.get_ylabel() == "y"
@@ -209,11 +214,15 @@ def test_two_simplicial_figure_columns_are_distributions_over_key_pairs(records)
         drawn = np.asarray(axis.images[0].get_array())
         assert drawn.shape == (4, 40)
         np.testing.assert_allclose(drawn.sum(axis=0), 1.0, atol=1e-5)
-        scores = record.attention[0].two_simplicial[t][0]        # [N, M, M]
-        np.testing.assert_allclose(drawn[1], scores[:, 0, 1])    # row (1, 2) is A^i_{1,2}
-        np.testing.assert_allclose(drawn[2], scores[:, 1, 0])    # row (2, 1) is A^i_{2,1}
-        assert [t.get_text() for t in axis.get_yticklabels()] == \
-            ["(1, 1)", "(1, 2)", "(2, 1)", "(2, 2)"]
+        scores = record.attention[0].two_simplicial[t][0]  # [N, M, M]
+        np.testing.assert_allclose(drawn[1], scores[:, 0, 1])  # row (1, 2) is A^i_{1,2}
+        np.testing.assert_allclose(drawn[2], scores[:, 1, 0])  # row (2, 1) is A^i_{2,1}
+        assert [t.get_text() for t in axis.get_yticklabels()] == [
+            "(1, 1)",
+            "(1, 2)",
+            "(2, 1)",
+            "(2, 2)",
+        ]
         assert axis.get_xlabel() == "query entity i" and axis.get_ylabel() == "key pair (j, k)"
     with pytest.raises(ValueError, match="--step must be in"):
         plot_two_simplicial(record, step=99)
@@ -225,13 +234,16 @@ def test_saved_figures_and_gif(records, tmp_path):
 
     paths = save_figures(records["simplicial"], tmp_path, step=2, formats=("png", "pdf"))
     assert sorted(p.name for p in paths) == sorted(
-        f"seed5_step002_{name}.{ext}" for name in ("one_simplicial", "virtual_entities",
-                                                   "two_simplicial") for ext in ("png", "pdf"))
+        f"seed5_step002_{name}.{ext}"
+        for name in ("one_simplicial", "virtual_entities", "two_simplicial")
+        for ext in ("png", "pdf")
+    )
     image = matplotlib.image.imread(paths[0])
     assert image.ndim == 3 and image.shape[0] > 300 and image.shape[1] > 600
     assert all(p.read_bytes()[:4] == b"%PDF" for p in paths if p.suffix == ".pdf")
-    assert [p.name for p in save_figures(records["relational"], tmp_path / "r", step=0)] == \
-        ["seed5_step000_one_simplicial.png"]
+    assert [p.name for p in save_figures(records["relational"], tmp_path / "r", step=0)] == [
+        "seed5_step000_one_simplicial.png"
+    ]
     for kind in ("simplicial", "relational"):
         gif = tmp_path / f"{kind}.gif"
         assert save_episode_gif(records[kind], gif, max_frames=5) == 5
@@ -247,8 +259,10 @@ def _fake_run(root, agent, fps, win_rates, step=1000):
     run = RunDirectory(root).create()
     RunArguments(env="BridgeBoxWorld-v0", agent=agent).write(run.run_file)
     lines = ["training_iteration,timesteps,frames_per_s,win_rate"]
-    lines += [f"{i + 1},{(i + 1) * step},{fps if i else fps / 10},{rate}"
-              for i, rate in enumerate(win_rates)]
+    lines += [
+        f"{i + 1},{(i + 1) * step},{fps if i else fps / 10},{rate}"
+        for i, rate in enumerate(win_rates)
+    ]
     run.metrics_file.write_text("\n".join(lines) + "\n")
     return root
 
@@ -260,9 +274,11 @@ def test_training_curves_mean_std_per_run_panels_and_time_adjustment(tmp_path):
         time_adjustment,
     )
 
-    runs = [_fake_run(tmp_path / "r1", "relational", 1900, [0.1, 0.3, 0.5, 0.7]),
-            _fake_run(tmp_path / "r2", "relational", 1900, [0.3, 0.5, 0.7, 0.9]),
-            _fake_run(tmp_path / "s1", "simplicial", 1400, [0.2, 0.4, 0.6, 0.8])]
+    runs = [
+        _fake_run(tmp_path / "r1", "relational", 1900, [0.1, 0.3, 0.5, 0.7]),
+        _fake_run(tmp_path / "r2", "relational", 1900, [0.3, 0.5, 0.7, 0.9]),
+        _fake_run(tmp_path / "s1", "simplicial", 1400, [0.2, 0.4, 0.6, 0.8]),
+    ]
     # The median ignores the slow first (warm-up) iteration.
     assert load_curve(runs[0])[3] == 1900
     factor, _ = time_adjustment([load_curve(r) for r in runs])
@@ -270,12 +286,13 @@ def test_training_curves_mean_std_per_run_panels_and_time_adjustment(tmp_path):
 
     figure = plot_training_curves(runs, tmp_path / "plain.png", per_run_panels=True)
     summary, *panels = figure.axes
-    assert summary.get_ylabel() == "fraction solved" and summary.get_xlabel() == \
-        "environment steps"
+    assert summary.get_ylabel() == "fraction solved" and summary.get_xlabel() == "environment steps"
     mean_line = next(l for l in summary.get_lines() if l.get_label().startswith("relational"))
     np.testing.assert_allclose(np.interp([1000, 4000], *mean_line.get_data()), [0.2, 0.8])
-    assert len(panels) == 3 and {p.get_title().split(":")[0] for p in panels} == \
-        {"relational", "simplicial"}
+    assert len(panels) == 3 and {p.get_title().split(":")[0] for p in panels} == {
+        "relational",
+        "simplicial",
+    }
 
     figure = plot_training_curves(runs, tmp_path / "adjusted.pdf", time_adjusted=True)
     (summary,) = figure.axes
@@ -293,29 +310,44 @@ def test_per_type_win_rates_mean_and_std_side_by_side(tmp_path):
     )
 
     def report(agent, rates):
-        return {"agent": agent, "per_puzzle_type": {
-            name: {"episodes": 10, "wins": int(rate * 10), "win_rate": rate}
-            for name, rate in rates.items()}}
+        return {
+            "agent": agent,
+            "per_puzzle_type": {
+                name: {"episodes": 10, "wins": int(rate * 10), "win_rate": rate}
+                for name, rate in rates.items()
+            },
+        }
 
     files = []
-    for k, (agent, rates) in enumerate([
+    for k, (agent, rates) in enumerate(
+        [
             ("relational", {"(1, 1, 2)": 0.2, "(2, 2, 4)": 0.5}),
             ("relational", {"(1, 1, 2)": 0.4, "(2, 2, 4)": 0.7}),
-            ("simplicial", {"(1, 1, 2)": 0.9, "(2, 2, 4)": 0.6, "(3, 3, 5)": 0.1})]):
+            ("simplicial", {"(1, 1, 2)": 0.9, "(2, 2, 4)": 0.6, "(3, 3, 5)": 0.1}),
+        ]
+    ):
         path = tmp_path / f"evaluation_{k}.json"
         path.write_text(json.dumps(report(agent, rates)))
         files.append(path)
-    assert parse_puzzle_type("3,3,5") == parse_puzzle_type("(3, 3, 5)") == \
-        parse_puzzle_type("335") == (3, 3, 5)
+    assert (
+        parse_puzzle_type("3,3,5")
+        == parse_puzzle_type("(3, 3, 5)")
+        == parse_puzzle_type("335")
+        == (3, 3, 5)
+    )
     with pytest.raises(ValueError, match="three integers"):
         parse_puzzle_type("3,3")
-    figure = plot_per_type_win_rates(load_evaluations(files), tmp_path / "types.png",
-                                     puzzle_types=[(1, 1, 2), (2, 2, 4)])
+    figure = plot_per_type_win_rates(
+        load_evaluations(files), tmp_path / "types.png", puzzle_types=[(1, 1, 2), (2, 2, 4)]
+    )
     (axis,) = figure.axes
     assert [t.get_text() for t in axis.get_xticklabels()] == ["(1, 1, 2)", "(2, 2, 4)"]
     assert axis.get_ylabel() == "win rate"
-    bars = {container.get_label(): [bar.get_height() for bar in container]
-            for container in axis.containers if hasattr(container, "patches")}
+    bars = {
+        container.get_label(): [bar.get_height() for bar in container]
+        for container in axis.containers
+        if hasattr(container, "patches")
+    }
     relational = next(v for k, v in bars.items() if k.startswith("relational"))
     simplicial = next(v for k, v in bars.items() if k.startswith("simplicial"))
     np.testing.assert_allclose(relational, [0.3, 0.6])

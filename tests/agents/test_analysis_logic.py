@@ -51,11 +51,24 @@ def scripted_record(slots, seed=SEED):
         if done:
             break
     return EpisodeRecord(
-        kind="scripted", env_id="BridgeBoxWorld-v0", env_config={}, seed=seed, greedy=True,
-        puzzle=puzzle, observations=np.stack(observations), actions=np.array(actions),
-        rewards=np.zeros(len(actions)), probabilities=np.zeros((len(actions), 4)),
-        values=np.zeros(len(actions)), attention=[], held=held, opened=opened,
-        opened_steps=base.opened_steps(), won=bool(info["is_success"]), truncated=False)
+        kind="scripted",
+        env_id="BridgeBoxWorld-v0",
+        env_config={},
+        seed=seed,
+        greedy=True,
+        puzzle=puzzle,
+        observations=np.stack(observations),
+        actions=np.array(actions),
+        rewards=np.zeros(len(actions)),
+        probabilities=np.zeros((len(actions), 4)),
+        values=np.zeros(len(actions)),
+        attention=[],
+        held=held,
+        opened=opened,
+        opened_steps=base.opened_steps(),
+        won=bool(info["is_success"]),
+        truncated=False,
+    )
 
 
 def test_the_scripted_puzzle_is_the_documented_one():
@@ -63,7 +76,11 @@ def test_the_scripted_puzzle_is_the_documented_one():
     puzzle = record.puzzle
     assert puzzle.puzzle_type == (1, 1, 2)
     assert {box.slot: (box.locks, box.key, box.fatal) for box in puzzle.boxes} == {
-        0: ((6, 2), -1, False), 1: ((), 6, False), 4: ((), 2, False), 7: ((6,), 2, True)}
+        0: ((6, 2), -1, False),
+        1: ((), 6, False),
+        4: ((), 2, False),
+        7: ((6,), 2, True),
+    }
 
 
 def test_opening_the_bridge_is_explained_against_the_rule():
@@ -84,7 +101,7 @@ def test_opening_the_bridge_is_explained_against_the_rule():
 
 
 def test_a_won_episode_is_a_proof_of_the_gem_and_the_rule_depends_on_held_keys():
-    record = scripted_record([4, 1, 0])     # C2 first, then C6, then the Gem
+    record = scripted_record([4, 1, 0])  # C2 first, then C6, then the Gem
     assert record.won
     explanation = explain_episode(record)
     assert explanation.proof_tree.proves_gem
@@ -100,16 +117,17 @@ def test_a_won_episode_is_a_proof_of_the_gem_and_the_rule_depends_on_held_keys()
     assert board_only.step == decision.step and board_only.verdict == RULE_CANNOT
     opened, held = record.opened[decision.step], record.held[decision.step]
     assert sorted(held) == [2, 6]
-    assert any(box.slot < 0 and box.key == 2 for box in visible_axioms(record.puzzle, opened,
-                                                                       held))
+    assert any(box.slot < 0 and box.key == 2 for box in visible_axioms(record.puzzle, opened, held))
     verdict, result = rule_verdict(record.puzzle, opened, held, include_held=False)
     assert verdict == RULE_CANNOT and result.sinks == ()
 
 
 def test_no_decision_when_the_bridge_never_opens():
     record = scripted_record([4])
-    assert bridge_decision(record.puzzle, record.opened[:-1], record.held[:-1],
-                           record.opened[-1]) is None
+    assert (
+        bridge_decision(record.puzzle, record.opened[:-1], record.held[:-1], record.opened[-1])
+        is None
+    )
     assert "never faced the choice" in format_explanation(explain_episode(record))
 
 
@@ -118,11 +136,18 @@ def test_logic_probe_counts_every_bridge_episode_once():
     from keras_simplicial.agents.model.attention_agent import AttentionAgent
 
     agent = AttentionAgent(build_agent_model("relational", (7, 10, 3), 4), "relational")
-    result = logic_probe(agent, env_config={"max_solution_length": 1, "max_steps": 40},
-                         episodes=24, num_envs=8, seed=0)
+    result = logic_probe(
+        agent,
+        env_config={"max_solution_length": 1, "max_steps": 40},
+        episodes=24,
+        num_envs=8,
+        seed=0,
+    )
     # Boards of seeds 0..23: the bridge episodes are known from the environment alone.
-    expected = sum(gym.make("BridgeBoxWorld-v0", max_solution_length=1).reset(seed=s)[1]
-                   ["puzzle_type"][1] > 0 for s in range(24))
+    expected = sum(
+        gym.make("BridgeBoxWorld-v0", max_solution_length=1).reset(seed=s)[1]["puzzle_type"][1] > 0
+        for s in range(24)
+    )
     assert result.bridge_episodes == expected == sum(r["episodes"] for r in result.rows.values())
     for row in PROBE_ROWS:
         assert 0 <= result.rows[row]["avoided"] <= result.rows[row]["episodes"]
@@ -130,8 +155,13 @@ def test_logic_probe_counts_every_bridge_episode_once():
     assert result.rows[NEVER_FACED]["avoided"] == 0
     table = format_probe_table(result)
     assert all(row in table for row in PROBE_ROWS) and "95% interval" in table
-    again = logic_probe(agent, env_config={"max_solution_length": 1, "max_steps": 40},
-                        episodes=24, num_envs=8, seed=0)
+    again = logic_probe(
+        agent,
+        env_config={"max_solution_length": 1, "max_steps": 40},
+        episodes=24,
+        num_envs=8,
+        seed=0,
+    )
     assert again.rows == result.rows
     as_json = result.to_json()
     assert as_json["rows"][RULE_LOCATES]["episodes"] == result.rows[RULE_LOCATES]["episodes"]

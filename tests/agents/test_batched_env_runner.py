@@ -15,8 +15,7 @@ from keras_simplicial.agents.training.train import start_ray  # noqa: E402
 
 ENV_ID = "BoxWorld-v0"
 # Short episodes (a 12-step limit on a small board), so a fragment crosses episode ends.
-ENV_CONFIG = {"rows": 3, "cols": 6, "max_solution_length": 1, "max_distractors": 0,
-              "max_steps": 12}
+ENV_CONFIG = {"rows": 3, "cols": 6, "max_solution_length": 1, "max_distractors": 0, "max_steps": 12}
 BOARDS, HORIZON, SEED = 4, 16, 5
 
 
@@ -25,11 +24,16 @@ def algorithm():
     import ray
 
     start_ray(num_env_runners=0)
-    config = impala_config(ENV_ID, "relational", env_config=ENV_CONFIG, num_env_runners=0,
-                           num_envs_per_env_runner=BOARDS, seed=SEED,
-                           model_overrides={"jit_compile": False},
-                           overrides={"rollout_fragment_length": HORIZON,
-                                      "train_batch_size": BOARDS * HORIZON})
+    config = impala_config(
+        ENV_ID,
+        "relational",
+        env_config=ENV_CONFIG,
+        num_env_runners=0,
+        num_envs_per_env_runner=BOARDS,
+        seed=SEED,
+        model_overrides={"jit_compile": False},
+        overrides={"rollout_fragment_length": HORIZON, "train_batch_size": BOARDS * HORIZON},
+    )
     algorithm = config.build_algo()
     yield algorithm
     algorithm.stop()
@@ -45,11 +49,22 @@ def test_batch_has_rllib_columns_and_dtypes(algorithm):
     assert type(runner).__name__ == "BatchedEnvRunner"
     batch = runner.sample().policy_batches["default_policy"]
     assert batch.count == BOARDS * HORIZON
-    expected = {"obs": np.uint8, "new_obs": np.uint8, "actions": np.int32,
-                "rewards": np.float32, "terminateds": np.bool_, "truncateds": np.bool_,
-                "eps_id": np.int64, "unroll_id": np.int64, "agent_index": np.int64,
-                "t": np.int64, "action_logp": np.float32, "action_dist_inputs": np.float32,
-                "vf_preds": np.float32, "values_bootstrapped": np.float32}
+    expected = {
+        "obs": np.uint8,
+        "new_obs": np.uint8,
+        "actions": np.int32,
+        "rewards": np.float32,
+        "terminateds": np.bool_,
+        "truncateds": np.bool_,
+        "eps_id": np.int64,
+        "unroll_id": np.int64,
+        "agent_index": np.int64,
+        "t": np.int64,
+        "action_logp": np.float32,
+        "action_dist_inputs": np.float32,
+        "vf_preds": np.float32,
+        "values_bootstrapped": np.float32,
+    }
     assert set(batch.keys()) == set(expected)
     for column, dtype in expected.items():
         assert batch[column].dtype == dtype, column
@@ -97,8 +112,9 @@ def test_behaviour_columns_and_bootstrap_values(algorithm):
     logits = batch["action_dist_inputs"]
     largest = logits.max(1, keepdims=True)
     log_probs = logits - np.log(np.exp(logits - largest).sum(1, keepdims=True)) - largest
-    np.testing.assert_allclose(batch["action_logp"],
-                               log_probs[np.arange(len(logits)), batch["actions"]], atol=1e-5)
+    np.testing.assert_allclose(
+        batch["action_logp"], log_probs[np.arange(len(logits)), batch["actions"]], atol=1e-5
+    )
     for board in range(BOARDS):
         bootstrapped = batch["values_bootstrapped"][rows_of(batch, board)]
         assert np.all(bootstrapped[:-1] == 0.0)
@@ -126,9 +142,12 @@ def test_metrics_report_every_finished_episode(algorithm):
         assert 1 <= episode.episode_length <= ENV_CONFIG["max_steps"]
         won = episode.custom_metrics["win"] == 1.0
         assert (episode.episode_reward >= 10.0) == won
-    assert set(metrics[-1].perf_stats) == {"mean_inference_ms", "mean_env_wait_ms",
-                                           "mean_action_processing_ms",
-                                           "mean_raw_obs_processing_ms"}
+    assert set(metrics[-1].perf_stats) == {
+        "mean_inference_ms",
+        "mean_env_wait_ms",
+        "mean_action_processing_ms",
+        "mean_raw_obs_processing_ms",
+    }
     assert runner.get_metrics() == []
 
 
@@ -137,8 +156,11 @@ def test_greedy_when_not_exploring_and_sampled_otherwise(algorithm):
     logits = np.asarray([[0.0, 3.0, 1.0, -1.0], [2.0, 0.0, 0.0, 5.0]], np.float32)
     actions, logp = runner._choose(logits, explore=False)
     np.testing.assert_array_equal(actions, [1, 3])
-    np.testing.assert_allclose(np.exp(logp), [np.exp(3) / np.exp(logits[0]).sum(),
-                                              np.exp(5) / np.exp(logits[1]).sum()], rtol=1e-5)
+    np.testing.assert_allclose(
+        np.exp(logp),
+        [np.exp(3) / np.exp(logits[0]).sum(), np.exp(5) / np.exp(logits[1]).sum()],
+        rtol=1e-5,
+    )
     counts = np.zeros(4)
     for _ in range(2000):
         counts[runner._choose(logits[:1], explore=True)[0][0]] += 1
@@ -162,9 +184,10 @@ def test_samples_larger_than_the_train_batch_are_cut_into_whole_unrolls(algorith
         for index, piece in enumerate(queued):
             piece = piece.policy_batches["default_policy"]
             start = index * algorithm.config.train_batch_size
-            np.testing.assert_array_equal(piece["obs"], rows["obs"][start:start + len(piece)])
-            np.testing.assert_array_equal(piece["unroll_id"][::HORIZON],
-                                          np.unique(piece["unroll_id"]))
+            np.testing.assert_array_equal(piece["obs"], rows["obs"][start : start + len(piece)])
+            np.testing.assert_array_equal(
+                piece["unroll_id"][::HORIZON], np.unique(piece["unroll_id"])
+            )
     finally:
         algorithm.data_to_place_on_learner = []
 

@@ -13,9 +13,11 @@ import keras_simplicial_cli as cli
 COMMAND = str(Path(sys.executable).parent / "keras-simplicial")
 HEAVY = ("keras_simplicial", "keras", "tensorflow", "ray", "gymnasium", "matplotlib")
 # Runs the command in a fresh interpreter and reports which heavy modules it imported.
-PROBE = ("import sys, keras_simplicial_cli\n"
-         "try:\n    keras_simplicial_cli.main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-         f"print('imported:', [m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)")
+PROBE = (
+    "import sys, keras_simplicial_cli\n"
+    "try:\n    keras_simplicial_cli.main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+    f"print('imported:', [m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)"
+)
 
 
 def test_the_choices_repeat_their_homes():
@@ -36,16 +38,27 @@ def test_the_choices_repeat_their_homes():
     assert cli.STYLE_CHOICES == STYLES
 
 
-@pytest.mark.parametrize("args", [
-    ["--help"], ["train", "--help"], ["evaluate", "--help"], ["play", "--help"],
-    ["visualize", "--help"], ["policy-map", "--help"], ["train", "--agent", "foo"],
-    ["play", "--env", "CartPole-v1"], ["evaluate"], ["probe", "run", "--episodes", "-3"],
-    ["nonsense"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["train", "--help"],
+        ["evaluate", "--help"],
+        ["play", "--help"],
+        ["visualize", "--help"],
+        ["policy-map", "--help"],
+        ["train", "--agent", "foo"],
+        ["play", "--env", "CartPole-v1"],
+        ["evaluate"],
+        ["probe", "run", "--episodes", "-3"],
+        ["nonsense"],
+    ],
+)
 def test_help_and_argument_errors_answer_at_once_without_importing_tensorflow(args):
     started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=60
+    )
     elapsed = time.perf_counter() - started
     assert "imported: []" in result.stderr, result.stderr
     assert elapsed < 2.0, elapsed  # ~0.1 s unloaded; the import check above is the real guard
@@ -57,28 +70,44 @@ def test_help_and_argument_errors_answer_at_once_without_importing_tensorflow(ar
 
 
 def test_the_console_script_is_the_light_module():
-    result = subprocess.run([COMMAND, "train", "--help"], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [COMMAND, "train", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0 and "--preset {paper,easy}" in result.stdout
     assert "--verbose" in result.stdout and result.stderr == ""
 
 
 def test_play_takes_its_arguments_and_tensorflow_stays_quiet():
     # The README's command, with keys from stdin.
-    result = subprocess.run([COMMAND, "play", "--env", "BridgeBoxWorld-v0", "--seed", "3"],
-                            input="l l j q", capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [COMMAND, "play", "--env", "BridgeBoxWorld-v0", "--seed", "3"],
+        input="l l j q",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     assert "steps 3" in result.stdout and "Γ:" in result.stdout
     assert result.stderr == ""  # no oneDNN / CUDA driver lines
-    bad = subprocess.run([COMMAND, "play", "--env-config", '{"rows": 1}'], input="q",
-                         capture_output=True, text=True, timeout=300)
+    bad = subprocess.run(
+        [COMMAND, "play", "--env-config", '{"rows": 1}'],
+        input="q",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert bad.returncode == 2
     assert bad.stderr.strip() == "keras-simplicial play: error: rows must be an int >= 3, got 1"
 
 
 def test_python_m_play_is_the_same_command():
     environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    result = subprocess.run([sys.executable, "-m", "keras_simplicial.envs.play", "--seed", "1",
-                             "--env", "BoxWorld-v0"], input="l l j q", capture_output=True,
-                            text=True, timeout=300, env=environment)
+    result = subprocess.run(
+        [sys.executable, "-m", "keras_simplicial.envs.play", "--seed", "1", "--env", "BoxWorld-v0"],
+        input="l l j q",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+    )
     assert result.returncode == 0 and "steps 3" in result.stdout, result.stderr

@@ -34,18 +34,29 @@ def ray_executable():
 def start_node(args, log_path):
     """`ray start ... --block` in its own process group, so the test can stop just this node."""
     log = open(log_path, "w")
-    return subprocess.Popen([ray_executable(), "start", "--block", "--num-cpus=1",
-                             "--disable-usage-stats", *args], stdout=log,
-                            stderr=subprocess.STDOUT, env=CLUSTER_ENV, start_new_session=True)
+    return subprocess.Popen(
+        [ray_executable(), "start", "--block", "--num-cpus=1", "--disable-usage-stats", *args],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=CLUSTER_ENV,
+        start_new_session=True,
+    )
 
 
 def wait_for_nodes(address, count, timeout_s=120):
-    probe = ("import ray, sys; ray.init(address=sys.argv[1], log_to_driver=False); "
-             "print(sum(n['Alive'] for n in ray.nodes()))")
+    probe = (
+        "import ray, sys; ray.init(address=sys.argv[1], log_to_driver=False); "
+        "print(sum(n['Alive'] for n in ray.nodes()))"
+    )
     deadline = time.time() + timeout_s
     while time.time() < deadline:
-        result = subprocess.run([sys.executable, "-c", probe, address], capture_output=True,
-                                text=True, env=CLUSTER_ENV, timeout=120)
+        result = subprocess.run(
+            [sys.executable, "-c", probe, address],
+            capture_output=True,
+            text=True,
+            env=CLUSTER_ENV,
+            timeout=120,
+        )
         if result.returncode == 0 and result.stdout.strip().splitlines()[-1:] == [str(count)]:
             return True
         time.sleep(2)
@@ -56,14 +67,27 @@ def wait_for_nodes(address, count, timeout_s=120):
 def two_node_cluster(tmp_path):
     port = free_port(HEAD_IP)
     address = f"{HEAD_IP}:{port}"
-    nodes = [start_node(["--head", f"--node-ip-address={HEAD_IP}", f"--port={port}",
-                         "--include-dashboard=false"], tmp_path / "head.log")]
+    nodes = [
+        start_node(
+            [
+                "--head",
+                f"--node-ip-address={HEAD_IP}",
+                f"--port={port}",
+                "--include-dashboard=false",
+            ],
+            tmp_path / "head.log",
+        )
+    ]
     try:
         time.sleep(3)
-        nodes.append(start_node([f"--address={address}", f"--node-ip-address={WORKER_IP}"],
-                                tmp_path / "worker.log"))
-        assert wait_for_nodes(address, 2), (tmp_path / "head.log").read_text()[-2000:] + \
-            (tmp_path / "worker.log").read_text()[-2000:]
+        nodes.append(
+            start_node(
+                [f"--address={address}", f"--node-ip-address={WORKER_IP}"], tmp_path / "worker.log"
+            )
+        )
+        assert wait_for_nodes(address, 2), (tmp_path / "head.log").read_text()[-2000:] + (
+            tmp_path / "worker.log"
+        ).read_text()[-2000:]
         yield address
     finally:
         for node in reversed(nodes):
@@ -77,14 +101,31 @@ def two_node_cluster(tmp_path):
 
 def test_train_with_address_places_env_runners_on_both_nodes(two_node_cluster, tmp_path):
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "keras_simplicial_cli", "train",
-               "--address", two_node_cluster, "--agent", "relational",
-               "--num-env-runners", "2", "--num-envs-per-env-runner", "4",
-               "--env-config", json.dumps({"max_solution_length": 1, "max_steps": 60}),
-               "--config", json.dumps({"train_batch_size": 160, "min_time_s_per_iteration": 1}),
-               "--stop-timesteps", "1500", "--progress", "plain", "--out", str(out)]
-    result = subprocess.run(command, capture_output=True, text=True, env=CLUSTER_ENV,
-                            timeout=600)
+    command = [
+        sys.executable,
+        "-m",
+        "keras_simplicial_cli",
+        "train",
+        "--address",
+        two_node_cluster,
+        "--agent",
+        "relational",
+        "--num-env-runners",
+        "2",
+        "--num-envs-per-env-runner",
+        "4",
+        "--env-config",
+        json.dumps({"max_solution_length": 1, "max_steps": 60}),
+        "--config",
+        json.dumps({"train_batch_size": 160, "min_time_s_per_iteration": 1}),
+        "--stop-timesteps",
+        "1500",
+        "--progress",
+        "plain",
+        "--out",
+        str(out),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, env=CLUSTER_ENV, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert f"2 env runner(s) on 2 node(s): {HEAD_IP} x1, {WORKER_IP} x1" in result.stdout
     assert "Training finished" in result.stdout

@@ -27,19 +27,22 @@ def test_score_statistics_of_uniform_and_one_hot_distributions():
     assert score_statistics(mixed, axes=(-2, -1)) == pytest.approx((0.5, (1 + 1 / 16) / 2, 0.5))
 
 
-@pytest.mark.parametrize("name,part", [
-    ("simplicial_block/simplicial_attention/query_kernel:0", "simplicial_query_key"),
-    ("simplicial_block/simplicial_attention/key2_kernel:0", "simplicial_query_key"),
-    ("simplicial_block/simplicial_attention/B:0", "simplicial_value_B"),
-    ("simplicial_block/simplicial_attention/value_kernel:0", "simplicial_value_B"),
-    ("transformer_block/attention/key_kernel:0", "one_simplicial"),
-    ("simplicial_block/feedforward_hidden/kernel:0", "block_feedforward_norms"),
-    ("simplicial_block/simplicial_norm/gamma:0", "block_feedforward_norms"),
-    ("mlp_3/bias:0", "mlp_heads"),
-    ("default_policy/value/kernel:0", "mlp_heads"),
-    ("conv_2/kernel:0", "front_end"),
-    ("virtual_entities/embeddings:0", "front_end"),
-])
+@pytest.mark.parametrize(
+    "name,part",
+    [
+        ("simplicial_block/simplicial_attention/query_kernel:0", "simplicial_query_key"),
+        ("simplicial_block/simplicial_attention/key2_kernel:0", "simplicial_query_key"),
+        ("simplicial_block/simplicial_attention/B:0", "simplicial_value_B"),
+        ("simplicial_block/simplicial_attention/value_kernel:0", "simplicial_value_B"),
+        ("transformer_block/attention/key_kernel:0", "one_simplicial"),
+        ("simplicial_block/feedforward_hidden/kernel:0", "block_feedforward_norms"),
+        ("simplicial_block/simplicial_norm/gamma:0", "block_feedforward_norms"),
+        ("mlp_3/bias:0", "mlp_heads"),
+        ("default_policy/value/kernel:0", "mlp_heads"),
+        ("conv_2/kernel:0", "front_end"),
+        ("virtual_entities/embeddings:0", "front_end"),
+    ],
+)
 def test_every_agent_variable_has_a_part(name, part):
     assert model_part(name) == part
 
@@ -55,8 +58,12 @@ def test_attention_health_of_a_fresh_simplicial_agent_is_not_saturated():
     model = build_agent_model("simplicial", (3, 7, 3), 4)
     health = AttentionHealth(model, "simplicial", {}, "BoxWorld-v0", EASY_ENV, num_boards=16)
     stats = health()
-    assert set(stats) == {"attention/one_simplicial_entropy", "attention/simplicial_entropy",
-                          "attention/simplicial_max_prob", "attention/simplicial_saturated"}
+    assert set(stats) == {
+        "attention/one_simplicial_entropy",
+        "attention/simplicial_entropy",
+        "attention/simplicial_max_prob",
+        "attention/simplicial_saturated",
+    }
     assert 0.0 <= stats["attention/simplicial_entropy"] <= 1.0
     assert stats["attention/simplicial_saturated"] < 0.5
     # The probe follows the model's weights: a huge routing kernel saturates the softmax.

@@ -27,11 +27,28 @@ NO_XLA = {"jit_compile": False}
 
 
 def train_command(out, stop_timesteps, *extra):
-    return cli("train", "--agent", "relational", "--env-config", json.dumps(EASY_ENV),
-               "--config", json.dumps(QUICK), "--model-config", json.dumps(NO_XLA),
-               "--num-envs-per-env-runner", "4",
-               "--stop-timesteps", str(stop_timesteps), "--checkpoint-every", "1",
-               "--progress", "plain", "--out", str(out), *extra)
+    return cli(
+        "train",
+        "--agent",
+        "relational",
+        "--env-config",
+        json.dumps(EASY_ENV),
+        "--config",
+        json.dumps(QUICK),
+        "--model-config",
+        json.dumps(NO_XLA),
+        "--num-envs-per-env-runner",
+        "4",
+        "--stop-timesteps",
+        str(stop_timesteps),
+        "--checkpoint-every",
+        "1",
+        "--progress",
+        "plain",
+        "--out",
+        str(out),
+        *extra,
+    )
 
 
 def wait_for(predicate, timeout_s, process=None):
@@ -49,12 +66,17 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     out = tmp_path / "run"
     run = RunDirectory(out)
     log = open(tmp_path / "first.log", "w")
-    first = subprocess.Popen(train_command(out, 10_000_000), stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True)
+    first = subprocess.Popen(
+        train_command(out, 10_000_000), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     try:
-        assert wait_for(lambda: len(run.checkpoints()) >= 1 and
-                        int(run.latest_checkpoint().name.split("_")[1]) >= 2, 300, first), \
-            (tmp_path / "first.log").read_text()[-3000:]
+        assert wait_for(
+            lambda: (
+                len(run.checkpoints()) >= 1 and int(run.latest_checkpoint().name.split("_")[1]) >= 2
+            ),
+            300,
+            first,
+        ), (tmp_path / "first.log").read_text()[-3000:]
     finally:
         os.killpg(first.pid, signal.SIGKILL)  # a crash: no chance to clean up
         first.wait()
@@ -86,9 +108,13 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
 
     # `--resume` continues the same run: iterations and timesteps carry on, no duplicate rows.
     # ... also when --out is a relative path (RLlib restores from absolute paths only).
-    second = subprocess.run(train_command(out.relative_to(tmp_path), steps_at_checkpoint + 1,
-                                          "--resume"),
-                            capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    second = subprocess.run(
+        train_command(out.relative_to(tmp_path), steps_at_checkpoint + 1, "--resume"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
     assert f"Resumed from {checkpoint.relative_to(tmp_path)}" in second.stdout
     iterations = [int(r["training_iteration"]) for r in run.read_metrics()]
@@ -111,9 +137,17 @@ def test_a_killed_rollout_worker_is_replaced_and_training_goes_on():
     from keras_simplicial.agents.training.run_arguments import RunArguments
     from keras_simplicial.agents.training.train import build_algorithm, environment_steps, start_ray
 
-    arguments = RunArguments(env="BridgeBoxWorld-v0", agent="relational", env_config=EASY_ENV,
-                             model_overrides=NO_XLA, overrides=QUICK, num_env_runners=1,
-                             num_envs_per_env_runner=4, seed=0, sampler="batched")
+    arguments = RunArguments(
+        env="BridgeBoxWorld-v0",
+        agent="relational",
+        env_config=EASY_ENV,
+        model_overrides=NO_XLA,
+        overrides=QUICK,
+        num_env_runners=1,
+        num_envs_per_env_runner=4,
+        seed=0,
+        sampler="batched",
+    )
     start_ray(num_env_runners=1)
     try:
         algorithm = build_algorithm(arguments)
@@ -131,8 +165,9 @@ def test_a_killed_rollout_worker_is_replaced_and_training_goes_on():
                     break
             assert restarted, "RLlib restarted the dead env runner"
             assert group.num_healthy_remote_workers() == 1
-            (new_pid,) = group.foreach_env_runner(lambda runner: os.getpid(),
-                                                  local_env_runner=False)
+            (new_pid,) = group.foreach_env_runner(
+                lambda runner: os.getpid(), local_env_runner=False
+            )
             assert new_pid != pid
             assert environment_steps(algorithm) > steps_after_kill + 320, "sampling went on"
         finally:
@@ -146,20 +181,42 @@ def test_cli_rejects_bad_input_with_one_line(tmp_path):
         (["train", "--env", "Pong-v5"], "--env: invalid choice"),
         (["train", "--agent", "hopfield"], "--agent: invalid choice"),
         (["train", "--config", "{lr: 1}"], "--config is not valid JSON"),
-        (["train", "--env-config", json.dumps({"rows": -3}), "--out", str(tmp_path / "r")],
-         "rows"),
-        (["train", "--config", json.dumps({"no_such_key": 1}), "--out", str(tmp_path / "r2")],
-         "no_such_key"),
-        (["train", "--model-config", json.dumps({"num_hedas": 4}), "--out", str(tmp_path / "r3")],
-         "num_hedas"),
-        (["train", "--model-config", json.dumps({"jit_compile": "yes"}),
-          "--out", str(tmp_path / "r4")], "jit_compile"),
+        (["train", "--env-config", json.dumps({"rows": -3}), "--out", str(tmp_path / "r")], "rows"),
+        (
+            ["train", "--config", json.dumps({"no_such_key": 1}), "--out", str(tmp_path / "r2")],
+            "no_such_key",
+        ),
+        (
+            [
+                "train",
+                "--model-config",
+                json.dumps({"num_hedas": 4}),
+                "--out",
+                str(tmp_path / "r3"),
+            ],
+            "num_hedas",
+        ),
+        (
+            [
+                "train",
+                "--model-config",
+                json.dumps({"jit_compile": "yes"}),
+                "--out",
+                str(tmp_path / "r4"),
+            ],
+            "jit_compile",
+        ),
         (["evaluate", str(tmp_path / "missing")], "No checkpoint at"),
         (["train", "--resume", "--out", str(tmp_path / "empty")], "run.json is missing"),
     ]
     for args, message in cases:
-        result = subprocess.run(cli(*args), capture_output=True, text=True, timeout=300,
-                                env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+        result = subprocess.run(
+            cli(*args),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        )
         assert result.returncode == 2, (args, result.stderr[-2000:])
         errors = [line for line in result.stderr.splitlines() if "error:" in line]
         assert len(errors) == 1 and message in errors[0], (args, result.stderr[-2000:])

@@ -22,22 +22,36 @@ def make_run(root, iterations, steps_per_iteration, best_iteration):
     """A run directory as `train` leaves it: metrics, checkpoints, `best.json`."""
     root.mkdir()
     with open(root / "metrics.csv", "w", newline="") as stream:
-        writer = csv.DictWriter(stream, ["training_iteration", "timesteps", "time_s",
-                                         "frames_per_s", "episodes", "win_rate"])
+        writer = csv.DictWriter(
+            stream,
+            ["training_iteration", "timesteps", "time_s", "frames_per_s", "episodes", "win_rate"],
+        )
         writer.writeheader()
         for iteration in range(1, iterations + 1):
-            writer.writerow({"training_iteration": iteration,
-                             "timesteps": iteration * steps_per_iteration,
-                             "time_s": iteration, "frames_per_s": 1000, "episodes": 300,
-                             "win_rate": 0.5})
+            writer.writerow(
+                {
+                    "training_iteration": iteration,
+                    "timesteps": iteration * steps_per_iteration,
+                    "time_s": iteration,
+                    "frames_per_s": 1000,
+                    "episodes": 300,
+                    "win_rate": 0.5,
+                }
+            )
     checkpoints = root / "checkpoints"
     checkpoints.mkdir()
     for iteration in {best_iteration, iterations}:
         (checkpoints / f"iter_{iteration:06d}").mkdir()
     (checkpoints / "latest").write_text(f"iter_{iterations:06d}\n")
-    (checkpoints / "best.json").write_text(json.dumps(
-        {"checkpoint": f"iter_{best_iteration:06d}", "iteration": best_iteration,
-         "win_rate": 1.0}))
+    (checkpoints / "best.json").write_text(
+        json.dumps(
+            {
+                "checkpoint": f"iter_{best_iteration:06d}",
+                "iteration": best_iteration,
+                "win_rate": 1.0,
+            }
+        )
+    )
     return root
 
 
@@ -48,15 +62,16 @@ def evaluated(learning_curve, monkeypatch):
 
     def fake(run_dir, checkpoints, episodes):
         asked.extend(checkpoints.values())
-        return {name: {"checkpoint": str(c), "greedy": {"win_rate": 1.0},
-                       "sampled": {"win_rate": 1.0}} for name, c in checkpoints.items()}
+        return {
+            name: {"checkpoint": str(c), "greedy": {"win_rate": 1.0}, "sampled": {"win_rate": 1.0}}
+            for name, c in checkpoints.items()
+        }
 
     monkeypatch.setattr(learning_curve, "evaluate_checkpoints", fake)
     return asked
 
 
-def test_a_run_stopped_at_the_budget_uses_its_best_checkpoint(learning_curve, evaluated,
-                                                               tmp_path):
+def test_a_run_stopped_at_the_budget_uses_its_best_checkpoint(learning_curve, evaluated, tmp_path):
     run = make_run(tmp_path / "run", iterations=30, steps_per_iteration=10_000, best_iteration=20)
     result = learning_curve.evaluate_budget(run, 300_000, episodes=10)
     assert Path(evaluated[0]).name == "iter_000020"
@@ -64,11 +79,13 @@ def test_a_run_stopped_at_the_budget_uses_its_best_checkpoint(learning_curve, ev
 
 
 def test_a_run_past_the_budget_reads_the_checkpoint_evaluated_at_the_budget(
-        learning_curve, evaluated, tmp_path):
+    learning_curve, evaluated, tmp_path
+):
     run = make_run(tmp_path / "run", iterations=60, steps_per_iteration=10_000, best_iteration=55)
     (run / "checkpoints" / "iter_000025").mkdir()
-    (run / "evaluation_within_300000_greedy.json").write_text(json.dumps(
-        {"checkpoint": str(run / "checkpoints" / "iter_000025")}))
+    (run / "evaluation_within_300000_greedy.json").write_text(
+        json.dumps({"checkpoint": str(run / "checkpoints" / "iter_000025")})
+    )
     result = learning_curve.evaluate_budget(run, 300_000, episodes=10)
     assert Path(evaluated[0]).name == "iter_000025"
     assert result["checkpoint_timesteps"] == 250_000
@@ -76,12 +93,14 @@ def test_a_run_past_the_budget_reads_the_checkpoint_evaluated_at_the_budget(
 
 def test_a_run_past_the_budget_without_a_record(learning_curve, evaluated, tmp_path):
     # The overall best was saved within the budget: it was the best at the budget too.
-    early = make_run(tmp_path / "early", iterations=60, steps_per_iteration=10_000,
-                     best_iteration=28)
-    assert learning_curve.evaluate_budget(early, 300_000, episodes=10)["checkpoint_timesteps"] \
+    early = make_run(
+        tmp_path / "early", iterations=60, steps_per_iteration=10_000, best_iteration=28
+    )
+    assert (
+        learning_curve.evaluate_budget(early, 300_000, episodes=10)["checkpoint_timesteps"]
         == 280_000
+    )
     # Saved after the budget: which checkpoint was best at the budget is lost.
-    late = make_run(tmp_path / "late", iterations=60, steps_per_iteration=10_000,
-                    best_iteration=45)
+    late = make_run(tmp_path / "late", iterations=60, steps_per_iteration=10_000, best_iteration=45)
     assert learning_curve.evaluate_budget(late, 300_000, episodes=10) is None
     assert [Path(c).name for c in evaluated] == ["iter_000028"]

@@ -27,8 +27,7 @@ def test_outputs_and_entities_follow_section_5_1(kind):
     assert logits.shape == (3, 4) and value.shape == (3, 1)
     # (R-2)(C-1) = 5 * 8 = 40 entities of width 64, plus 2 virtual ones for the simplicial agent.
     assert model.get_layer("entities").output.shape[1:] == (40, 64)
-    block_name = "transformer_block" if kind == "relational" else \
-        "simplicial_block"
+    block_name = "transformer_block" if kind == "relational" else "simplicial_block"
     block = model.get_layer(block_name)
     expected_entities = 40 + (2 if kind == "simplicial" else 0)
     assert block.output.shape[1:] == (expected_entities, 64)
@@ -54,16 +53,25 @@ def test_simplicial_agent_has_one_2_simplicial_head_of_48_and_two_virtual_entiti
     block = model.get_layer("simplicial_block")
     assert isinstance(block, TwoSimplicialTransformerBlock)
     # B: H (x) H -> H with dim H = 48 is the largest weight of the block.
-    assert max(int(np.prod(w.shape)) for w in block.weights) == 48 ** 3
+    assert max(int(np.prod(w.shape)) for w in block.weights) == 48**3
 
 
 def test_summary_lists_every_layer_with_parameters(capsys):
     model = build_agent_model("simplicial", OBSERVATION_SHAPE, 4)
     model.summary()
     text = capsys.readouterr().out
-    for name in ("conv_1", "conv_2", "entity_projection", "position_code", "virtual_entities",
-                 "simplicial_block", "max_pool_entities", "mlp_4", "logits",
-                 "value"):
+    for name in (
+        "conv_1",
+        "conv_2",
+        "entity_projection",
+        "position_code",
+        "virtual_entities",
+        "simplicial_block",
+        "max_pool_entities",
+        "mlp_4",
+        "logits",
+        "value",
+    ):
         assert name in text
     assert f"{model.count_params():,}" in text
 
@@ -97,9 +105,12 @@ def test_tf_model_v2_exposes_the_variables_the_forward_pass_uses(kind, jit_compi
     observation_space = gymnasium.spaces.Box(0, 255, OBSERVATION_SHAPE, np.uint8)
     action_space = gymnasium.spaces.Discrete(4)
     model = ModelCatalog.get_model_v2(
-        observation_space, action_space, 4,
+        observation_space,
+        action_space,
+        4,
         {"custom_model": MODEL_NAMES[kind], "custom_model_config": {"jit_compile": jit_compile}},
-        framework="tf2")
+        framework="tf2",
+    )
     assert isinstance(model, KerasAgentModel) and model.kind == kind
     assert model._traced_model._jit_compile is jit_compile
     variables = model.trainable_variables()
@@ -113,8 +124,9 @@ def test_tf_model_v2_exposes_the_variables_the_forward_pass_uses(kind, jit_compi
     # The compiled forward pass computes what the Keras model computes.
     eager_logits, eager_value = model.base_model(observations())
     np.testing.assert_allclose(logits.numpy(), np.asarray(eager_logits), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(model.value_function().numpy(), np.asarray(eager_value)[:, 0],
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        model.value_function().numpy(), np.asarray(eager_value)[:, 0], rtol=1e-4, atol=1e-5
+    )
     # set_weights through the exposed variables changes what the model computes
     before = logits.numpy()
     for variable in variables:

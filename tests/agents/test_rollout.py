@@ -17,8 +17,9 @@ def uniform(observations):
 def episodes_played(num_envs, **kwargs):
     """{episode k: (puzzle type, first observation, actions, rewards, won, length)}."""
     played = {}
-    for step in play_episodes(uniform, "BoxWorld-v0", EASY, episodes=12, num_envs=num_envs,
-                              seed=5, **kwargs):
+    for step in play_episodes(
+        uniform, "BoxWorld-v0", EASY, episodes=12, num_envs=num_envs, seed=5, **kwargs
+    ):
         for i, (board, k) in enumerate(zip(step.boards, step.episodes.tolist())):
             if step.first[i]:
                 played[k] = {"first": step.observations[i], "actions": [], "rewards": []}
@@ -26,8 +27,11 @@ def episodes_played(num_envs, **kwargs):
             played[k]["rewards"].append(float(step.rewards[i]))
             if step.ended[i]:
                 core = step.core
-                played[k].update(won=bool(core.is_success[board]), length=int(core.steps[board]),
-                                 type=tuple(core.puzzle_type[board]))
+                played[k].update(
+                    won=bool(core.is_success[board]),
+                    length=int(core.steps[board]),
+                    type=tuple(core.puzzle_type[board]),
+                )
     return played
 
 
@@ -53,8 +57,15 @@ def test_greedy_results_do_not_depend_on_the_number_of_boards():
 
     def outcomes(num_envs):
         results = {}
-        for step in play_episodes(prefer_right, "BridgeBoxWorld-v0", {"max_solution_length": 1},
-                                  episodes=10, num_envs=num_envs, seed=0, greedy=True):
+        for step in play_episodes(
+            prefer_right,
+            "BridgeBoxWorld-v0",
+            {"max_solution_length": 1},
+            episodes=10,
+            num_envs=num_envs,
+            seed=0,
+            greedy=True,
+        ):
             assert (step.actions == 2).all()
             for board, k in zip(step.boards[step.ended], step.episodes[step.ended]):
                 results[k] = (int(step.core.steps[board]), bool(step.core.is_success[board]))
@@ -66,8 +77,10 @@ def test_greedy_results_do_not_depend_on_the_number_of_boards():
 
 
 def test_the_step_limit_of_the_caller_wins():
-    lengths = [int(step.core.steps[step.boards[step.ended]].max(initial=0))
-               for step in play_episodes(uniform, "BoxWorld-v0", EASY, episodes=8, max_steps=3)]
+    lengths = [
+        int(step.core.steps[step.boards[step.ended]].max(initial=0))
+        for step in play_episodes(uniform, "BoxWorld-v0", EASY, episodes=8, max_steps=3)
+    ]
     assert max(lengths) == 3
 
 
@@ -76,8 +89,9 @@ def test_sampled_actions_follow_the_policy_and_the_seed():
     logits = np.log(np.tile([0.1, 0.2, 0.3, 0.4], (20000, 1)))
     actions, probabilities = choose_actions(logits, greedy=False, rng=rng)
     np.testing.assert_allclose(probabilities[0], [0.1, 0.2, 0.3, 0.4])
-    np.testing.assert_allclose(np.bincount(actions, minlength=4) / 20000, [0.1, 0.2, 0.3, 0.4],
-                               atol=0.01)
+    np.testing.assert_allclose(
+        np.bincount(actions, minlength=4) / 20000, [0.1, 0.2, 0.3, 0.4], atol=0.01
+    )
     once, again = episodes_played(num_envs=3), episodes_played(num_envs=3)
     assert [e["actions"] for e in once.values()] == [e["actions"] for e in again.values()]
 

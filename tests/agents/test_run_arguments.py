@@ -13,27 +13,47 @@ from keras_simplicial.agents.training.run_directory import RunDirectory
 
 # A run.json as written before the batched sampler existed: no "sampler" key.
 EARLIER_RUN = {
-    "agent": "relational", "env": "BoxWorld-v0",
-    "env_config": {"cols": 6, "max_distractors": 0, "max_solution_length": 1, "max_steps": 30,
-                   "rows": 3},
-    "model_overrides": {}, "num_env_runners": 0, "num_envs_per_env_runner": 64,
-    "overrides": {"lr": 0.001, "opt_type": "adam"}, "seed": 1,
+    "agent": "relational",
+    "env": "BoxWorld-v0",
+    "env_config": {
+        "cols": 6,
+        "max_distractors": 0,
+        "max_solution_length": 1,
+        "max_steps": 30,
+        "rows": 3,
+    },
+    "model_overrides": {},
+    "num_env_runners": 0,
+    "num_envs_per_env_runner": 64,
+    "overrides": {"lr": 0.001, "opt_type": "adam"},
+    "seed": 1,
 }
 
 
 def test_written_and_read_back(tmp_path):
     run = RunDirectory(tmp_path / "run").create()
-    arguments = RunArguments(env="BoxWorld-v0", agent="relational", env_config={"rows": 3},
-                             overrides={"lr": 1e-3}, seed=7)
+    arguments = RunArguments(
+        env="BoxWorld-v0",
+        agent="relational",
+        env_config={"rows": 3},
+        overrides={"lr": 1e-3},
+        seed=7,
+    )
     arguments.write(run.run_file)
     assert RunArguments.read(run.run_file) == arguments
     text = run.run_file.read_text()
     # The file format of earlier versions: every field, keys sorted, two-space indent.
     assert json.loads(text) == {
-        "agent": "relational", "env": "BoxWorld-v0", "env_config": {"rows": 3},
-        "model_overrides": {}, "num_env_runners": 0,
-        "num_envs_per_env_runner": DEFAULT_NUM_ENVS_PER_ENV_RUNNER, "overrides": {"lr": 1e-3},
-        "sampler": DEFAULT_SAMPLER, "seed": 7}
+        "agent": "relational",
+        "env": "BoxWorld-v0",
+        "env_config": {"rows": 3},
+        "model_overrides": {},
+        "num_env_runners": 0,
+        "num_envs_per_env_runner": DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
+        "overrides": {"lr": 1e-3},
+        "sampler": DEFAULT_SAMPLER,
+        "seed": 7,
+    }
     assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
 
 
@@ -45,11 +65,14 @@ def test_an_earlier_run_json_still_loads_with_the_sampler_it_used(tmp_path):
     assert arguments.env_config == EARLIER_RUN["env_config"] and arguments.seed == 1
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"sampeler": "rllib"}, r"unknown key\(s\) \['sampeler'\]; accepted: \['env', 'agent'"),
-    ({"agent": None, "_drop": "agent"}, r"lacks the key\(s\) \['agent'\]"),
-    ({"env_config": [1, 2]}, "env_config must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"sampeler": "rllib"}, r"unknown key\(s\) \['sampeler'\]; accepted: \['env', 'agent'"),
+        ({"agent": None, "_drop": "agent"}, r"lacks the key\(s\) \['agent'\]"),
+        ({"env_config": [1, 2]}, "env_config must be a JSON object"),
+    ],
+)
 def test_a_bad_run_json_names_the_problem(tmp_path, change, message):
     data = {**EARLIER_RUN, **change}
     data.pop(data.pop("_drop", "_none"), None)

@@ -18,7 +18,6 @@ class FakeAlgorithm:
         (Path(directory) / "state.json").write_text(json.dumps({"save": self.saves}))
 
 
-
 def test_the_best_checkpoint_survives_pruning_and_is_reported(tmp_path):
     run = RunDirectory(tmp_path / "run").create()
     algorithm = FakeAlgorithm()
@@ -39,7 +38,10 @@ def test_without_win_rates_there_is_no_best_and_pruning_keeps_the_newest(tmp_pat
     run = RunDirectory(tmp_path / "run").create()
     for iteration in (1, 2, 3, 4):
         run.save_checkpoint(FakeAlgorithm(), iteration, keep=3)
-    assert [path.name for path in run.checkpoints()] == ["iter_000002", "iter_000003",
-                                                          "iter_000004"]
+    assert [path.name for path in run.checkpoints()] == [
+        "iter_000002",
+        "iter_000003",
+        "iter_000004",
+    ]
     assert run.best_checkpoint() is None
     assert not list(run.checkpoints_dir.glob(".saving-*"))

@@ -49,8 +49,15 @@ def test_config_rejects_bad_input():
 
 @pytest.mark.parametrize("agent", ["relational", "simplicial"])
 def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session, agent):
-    config = impala_config("BridgeBoxWorld-v0", agent, env_config=EASY_ENV, num_env_runners=1,
-                           num_envs_per_env_runner=4, seed=1, overrides=QUICK)
+    config = impala_config(
+        "BridgeBoxWorld-v0",
+        agent,
+        env_config=EASY_ENV,
+        num_env_runners=1,
+        num_envs_per_env_runner=4,
+        seed=1,
+        overrides=QUICK,
+    )
     algorithm = config.build_algo()
     try:
         policy = algorithm.get_policy()
@@ -63,8 +70,11 @@ def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session,
         for _ in range(30):
             result = algorithm.train()
             rows.append(metrics_row(result, 0.0))
-            trained_steps = int(result.get("num_env_steps_trained_lifetime")
-                                or result["info"].get("num_env_steps_trained") or 0)
+            trained_steps = int(
+                result.get("num_env_steps_trained_lifetime")
+                or result["info"].get("num_env_steps_trained")
+                or 0
+            )
             if trained_steps >= 3 * QUICK["train_batch_size"] and rows[-1]["policy_loss"] != "":
                 break
         assert trained_steps >= 3 * QUICK["train_batch_size"], "the learner consumed batches"
@@ -80,8 +90,9 @@ def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session,
             assert norm != "" and math.isfinite(float(norm)) and float(norm) > 0.0, part
         weights = policy.get_weights()
         assert all(np.all(np.isfinite(w)) for w in weights)
-        assert any(not np.array_equal(a, b) for a, b in zip(initial, weights)), \
+        assert any(not np.array_equal(a, b) for a, b in zip(initial, weights)), (
             "training changed the weights"
+        )
 
         # Rollout workers act with the learner's latest weights after a sync. The learner thread
         # would go on training the batches still queued: stop it first, so the weights hold still.
@@ -89,7 +100,8 @@ def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session,
         algorithm._learner_thread.join(timeout=120)
         algorithm.env_runner_group.sync_weights()
         remote = algorithm.env_runner_group.foreach_env_runner(
-            lambda runner: runner.get_policy().get_weights(), local_env_runner=False)
+            lambda runner: runner.get_policy().get_weights(), local_env_runner=False
+        )
         assert remote, "there is a remote env runner"
         for runner_weights in remote:
             assert len(runner_weights) == len(weights)
@@ -103,7 +115,8 @@ def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session,
             return fetches["action_dist_inputs"]
 
         remote_logits = algorithm.env_runner_group.foreach_env_runner(
-            lambda runner: logits_of(runner.get_policy()), local_env_runner=False)
+            lambda runner: logits_of(runner.get_policy()), local_env_runner=False
+        )
         for runner_logits in remote_logits:
             np.testing.assert_allclose(runner_logits, logits_of(policy), rtol=1e-5, atol=1e-5)
 

@@ -1,4 +1,5 @@
 """Shared helpers for the environment tests."""
+
 import numpy as np
 import pytest
 
@@ -13,11 +14,16 @@ def hand_made_core(objects, start=(0, 0), mode="bridge", **kwargs):
     core = BoxWorldCore(1, config)
     M, cols = core.sampler.num_slots, config.cols
     batch = PuzzleBatch(
-        lock=np.full((1, M), -1, np.int16), lock2=np.full((1, M), -1, np.int16),
-        key=np.full((1, M), -1, np.int16), valid=np.zeros((1, M), bool),
-        fatal=np.zeros((1, M), bool), cells=np.full((1, M, 4), -1, np.int32),
+        lock=np.full((1, M), -1, np.int16),
+        lock2=np.full((1, M), -1, np.int16),
+        key=np.full((1, M), -1, np.int16),
+        valid=np.zeros((1, M), bool),
+        fatal=np.zeros((1, M), bool),
+        cells=np.full((1, M, 4), -1, np.int32),
         start=np.asarray([start[0] * cols + start[1]], np.int32),
-        solution_length=np.ones(1, np.int16), puzzle_type=np.asarray([[1, 0, 0]], np.int16))
+        solution_length=np.ones(1, np.int16),
+        puzzle_type=np.asarray([[1, 0, 0]], np.int16),
+    )
     for slot, (locks, key, (r, c), fatal) in enumerate(objects):
         cell = r * cols + c
         batch.valid[0, slot] = True

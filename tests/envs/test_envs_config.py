@@ -1,4 +1,5 @@
 """Invalid arguments raise ValueError naming the argument and the accepted values."""
+
 import gymnasium as gym
 import pytest
 
@@ -44,8 +45,8 @@ def test_invalid_arguments_raise_value_error(kwargs, message):
 
 def test_valid_edge_cases_construct():
     BoxWorldEnv(max_solution_length=3, bridge_probability=1.0)
-    BoxWorldEnv(mode="standard", max_solution_length=5, max_distractors=6)   # 12 objects fit
-    BoxWorldEnv(max_solution_length=4, rows=9)                              # 10 objects on 4x3
+    BoxWorldEnv(mode="standard", max_solution_length=5, max_distractors=6)  # 12 objects fit
+    BoxWorldEnv(max_solution_length=4, rows=9)  # 10 objects on 4x3
     with pytest.raises(ValueError, match="num_envs|num_boards"):
         BoxWorldVectorEnv(0)
     vec = BoxWorldVectorEnv(2)
@@ -54,12 +55,22 @@ def test_valid_edge_cases_construct():
 
 
 def test_single_and_vector_env_take_the_same_arguments():
-    arguments = dict(mode="standard", rows=5, cols=6, max_solution_length=2, max_distractors=1,
-                     num_colours=7, max_steps=9, random_start=True)
+    arguments = dict(
+        mode="standard",
+        rows=5,
+        cols=6,
+        max_solution_length=2,
+        max_distractors=1,
+        num_colours=7,
+        max_steps=9,
+        random_start=True,
+    )
     assert BoxWorldEnv(**arguments).config == BoxWorldVectorEnv(3, **arguments).config
     easy = {"rows": 3, "cols": 6, "max_solution_length": 1, "max_distractors": 0}
-    assert gym.make("BoxWorld-v0", **easy).unwrapped.config == \
-        make_vector_env("BoxWorld-v0", 2, easy).config
+    assert (
+        gym.make("BoxWorld-v0", **easy).unwrapped.config
+        == make_vector_env("BoxWorld-v0", 2, easy).config
+    )
 
 
 def test_make_vector_env_names_the_ids():

@@ -1,4 +1,5 @@
 """Rules, rewards, seeding, and the agreement of the single and the vector environment."""
+
 import numpy as np
 import pytest
 
@@ -12,17 +13,21 @@ LEFT, UP, RIGHT, DOWN = 0, 1, 2, 3
 
 def test_rules_on_a_hand_made_bridge_board(hand_made, step_core):
     # Loose keys 3 at (1, 0)... no: key positions are free here; Gem locked by 3 and 5 at (3, 4).
-    core = hand_made([((), 3, (1, 1), False),            # loose key |- C3
-                      ((3,), 5, (1, 4), False),          # box C3 |- C5, lock at (1, 5)
-                      ((), 7, (5, 1), False),            # loose key |- C7
-                      ((7, 5), "gem", (3, 4), False)])   # C7 (x) C5 |- G
+    core = hand_made(
+        [
+            ((), 3, (1, 1), False),  # loose key |- C3
+            ((3,), 5, (1, 4), False),  # box C3 |- C5, lock at (1, 5)
+            ((), 7, (5, 1), False),  # loose key |- C7
+            ((7, 5), "gem", (3, 4), False),
+        ]
+    )  # C7 (x) C5 |- G
     obs = core.obs[0]
     assert tuple(obs[1, 1]) == tuple(PALETTE[3]) and tuple(obs[1, 5]) == tuple(PALETTE[3])
     assert tuple(obs[3, 4]) == tuple(obs[4, 4]) == GEM_RGB
     assert tuple(obs[3, 5]) == tuple(PALETTE[7]) and tuple(obs[4, 5]) == tuple(PALETTE[5])
-    assert step_core(core, LEFT, UP) == [(0.0, False)] * 2          # walls of the board
+    assert step_core(core, LEFT, UP) == [(0.0, False)] * 2  # walls of the board
     assert core.player_position(0) == (0, 0)
-    assert step_core(core, RIGHT, DOWN) == [(0.0, False), (1.0, False)]   # pick up C3
+    assert step_core(core, RIGHT, DOWN) == [(0.0, False), (1.0, False)]  # pick up C3
     assert core.held_keys(0) == (3,) and tuple(obs[0, -1]) == tuple(PALETTE[3])
     assert tuple(obs[1, 1]) == PLAYER_RGB and tuple(obs[0, 1]) == FLOOR_RGB
     # Walk to (0, 4) and down onto the key tile (1, 4): a wall.
@@ -48,8 +53,10 @@ def test_rules_on_a_hand_made_bridge_board(hand_made, step_core):
 
 
 def test_opening_a_distractor_ends_the_episode(hand_made, step_core):
-    core = hand_made([((), 2, (1, 1), False), ((2,), 4, (1, 4), True),
-                      ((2,), "gem", (3, 1), False)], mode="standard")
+    core = hand_made(
+        [((), 2, (1, 1), False), ((2,), 4, (1, 4), True), ((2,), "gem", (3, 1), False)],
+        mode="standard",
+    )
     step_core(core, RIGHT, DOWN)
     results = step_core(core, *path_to(core, 0, 1))
     assert results[-1] == (-1.0, True)
@@ -60,9 +67,13 @@ def _bridge_walk(env):
     """Actions that open the bridge of a bridge episode (plan for its lock, walked)."""
     puzzle = env.puzzle()
     bridge = next(b for b in puzzle.boxes if b.fatal)
-    boxes = [Box(b.slot, b.locks, GEM if b is bridge else b.key, b.position)
-             for b in puzzle.boxes if not b.is_gem]
+    boxes = [
+        Box(b.slot, b.locks, GEM if b is bridge else b.key, b.position)
+        for b in puzzle.boxes
+        if not b.is_gem
+    ]
     from keras_simplicial.envs import solve
+
     return solve(boxes), bridge
 
 
@@ -79,7 +90,7 @@ def test_opening_the_bridge_ends_with_minus_one_and_unsolvable():
         assert (reward, terminated, truncated) == (-1.0, True, False)
         assert info["solvable"] is False and info["is_success"] is False
         assert env.opened()[-1] == bridge.slot
-        assert env.plan() is None                      # the solver agrees: Gem unobtainable
+        assert env.plan() is None  # the solver agrees: Gem unobtainable
         checked += 1
     assert checked == 30
 
@@ -89,7 +100,7 @@ def test_reset_seed_is_reproducible_and_seeds_differ():
     oa, ia = a.reset(seed=42)
     ob, ib = b.reset(seed=42)
     assert (oa == ob).all() and ia == ib
-    np.random.seed(0)   # no global state is used
+    np.random.seed(0)  # no global state is used
     actions = np.random.default_rng(1).integers(0, 4, 300)
     for act in actions:
         ra, rb = a.step(int(act)), b.step(int(act))
@@ -114,7 +125,7 @@ def test_single_and_vector_trajectories_are_identical():
     for t in range(horizon):
         vobs, vrew, vterm, vtrunc, vinfo = vec.step(actions[t])
         for i, env in enumerate(singles):
-            if done[i]:                              # NEXT_STEP autoreset: the action is ignored
+            if done[i]:  # NEXT_STEP autoreset: the action is ignored
                 obs, info = env.reset()
                 reward, terminated, truncated = 0.0, False, False
                 episodes += 1
@@ -135,6 +146,7 @@ def test_terminal_step_info_reports_the_finished_episode():
     env = BoxWorldEnv(max_solution_length=1, bridge_probability=0.0)
     env.reset(seed=5)
     from keras_simplicial.envs.oracle import plan_actions
+
     actions = plan_actions(env)
     for a in actions:
         obs, reward, terminated, truncated, info = vec.step(np.asarray([a]))

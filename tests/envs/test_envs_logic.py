@@ -1,4 +1,5 @@
 """Logic of a puzzle (Section 1, Appendix B): axioms, solver, proof trees, source/sink rule."""
+
 import numpy as np
 import pytest
 
@@ -19,9 +20,19 @@ from keras_simplicial.envs.oracle import plan_actions
 # purple p, blue b; the bridge O |- P.
 g, o, g2, m, p, b = range(6)
 FIGURE_2 = Puzzle(
-    boxes=(Box(0, (g2, b), GEM), Box(1, (), g), Box(2, (g,), o), Box(3, (o,), g2),
-           Box(4, (), m), Box(5, (m,), p), Box(6, (p,), b), Box(7, (o,), p, fatal=True)),
-    puzzle_type=(3, 2, 5), solution_length=3)
+    boxes=(
+        Box(0, (g2, b), GEM),
+        Box(1, (), g),
+        Box(2, (g,), o),
+        Box(3, (o,), g2),
+        Box(4, (), m),
+        Box(5, (m,), p),
+        Box(6, (p,), b),
+        Box(7, (o,), p, fatal=True),
+    ),
+    puzzle_type=(3, 2, 5),
+    solution_length=3,
+)
 PAPER_ORDER = (1, 2, 3, 4, 5, 6, 0)
 
 
@@ -53,8 +64,15 @@ def test_proof_tree_matches_the_example_of_appendix_b():
     tree = FIGURE_2.proof_tree(PAPER_ORDER)
     premises = [str(s.premise) for s in tree.steps]
     conclusions = [str(s.conclusion) for s in tree.steps]
-    assert premises == ["⊢ C₀", "C₀ ⊢ C₁", "C₁ ⊢ C₂", "C₂ ⊢ C₂ ⊗ C₃", "C₂ ⊗ C₃ ⊢ C₂ ⊗ C₄",
-                        "C₂ ⊗ C₄ ⊢ C₂ ⊗ C₅", "C₂ ⊗ C₅ ⊢ 𝔾"]
+    assert premises == [
+        "⊢ C₀",
+        "C₀ ⊢ C₁",
+        "C₁ ⊢ C₂",
+        "C₂ ⊢ C₂ ⊗ C₃",
+        "C₂ ⊗ C₃ ⊢ C₂ ⊗ C₄",
+        "C₂ ⊗ C₄ ⊢ C₂ ⊗ C₅",
+        "C₂ ⊗ C₅ ⊢ 𝔾",
+    ]
     assert conclusions[1:] == ["⊢ C₁", "⊢ C₂", "⊢ C₂ ⊗ C₃", "⊢ C₂ ⊗ C₄", "⊢ C₂ ⊗ C₅", "⊢ 𝔾"]
     assert tree.proves_gem
     assert tree.steps[3].name() == "π^{⊢ C₃}_{C₂}"

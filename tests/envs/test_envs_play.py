@@ -1,4 +1,5 @@
 """The terminal play function, driven without a terminal."""
+
 import io
 import sys
 
@@ -16,8 +17,9 @@ def test_parse_keys_understands_names_letters_and_arrows():
 
 
 def test_play_keys_wins_with_hints_and_shows_the_proof_tree():
-    env = gym.make("BridgeBoxWorld-v0", render_mode="ansi", max_solution_length=1,
-                   bridge_probability=0.0)
+    env = gym.make(
+        "BridgeBoxWorld-v0", render_mode="ansi", max_solution_length=1, bridge_probability=0.0
+    )
     out = io.StringIO()
     stats = play_keys(env, ["?"] * 40 + ["l", "q", "l"], out, seed=4)
     text = out.getvalue()

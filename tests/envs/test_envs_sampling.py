@@ -1,4 +1,5 @@
 """Puzzle sampling: type frequencies of Section 6.2, layout of Section 6, solvability."""
+
 import collections
 
 import numpy as np
@@ -33,7 +34,7 @@ def test_puzzle_type_frequencies_match_section_6_2():
     counts = collections.Counter(map(tuple, info["puzzle_type"].tolist()))
     p = expected_type_probabilities()
     assert len(p) == 17 and abs(sum(p.values()) - 1) < 1e-12
-    assert set(counts) == set(p)                       # 14 bridge types and 3 without a bridge
+    assert set(counts) == set(p)  # 14 bridge types and 3 without a bridge
     assert p[(1, 1, 2)] == pytest.approx(1 / 6) and p[(2, 1, 3)] == pytest.approx(1 / 24)
     assert p[(3, 2, 5)] == pytest.approx(1 / 54)
     assert chi_square(counts, p, n) < CHI2_16_999
@@ -59,7 +60,7 @@ def test_layout_follows_section_6():
             assert cells[0] in key_cells
             if box.is_gem:
                 r, c = box.position
-                assert r in (1, 3) and c in (1, 4)        # not the last key row or column
+                assert r in (1, 3) and c in (1, 4)  # not the last key row or column
                 assert cells == [r * 9 + c, r * 9 + c + 1, (r + 1) * 9 + c, (r + 1) * 9 + c + 1]
                 assert tuple(obs[i, r, c]) == tuple(obs[i, r + 1, c]) == GEM_RGB
             elif box.locks:
@@ -94,8 +95,14 @@ def test_every_fresh_puzzle_is_solvable(mode):
 
 
 def test_standard_distractors_and_branch_length():
-    vec = BoxWorldVectorEnv(400, mode="standard", max_solution_length=3, min_distractors=2,
-                            max_distractors=2, distractor_length=2)
+    vec = BoxWorldVectorEnv(
+        400,
+        mode="standard",
+        max_solution_length=3,
+        min_distractors=2,
+        max_distractors=2,
+        distractor_length=2,
+    )
     vec.reset(seed=3)
     for i in range(400):
         puzzle = vec.core.puzzle(i)
@@ -103,13 +110,13 @@ def test_standard_distractors_and_branch_length():
         assert len(fatal) == 4
         path_keys = {b.key for b in puzzle.boxes if not b.fatal}
         heads = [b for b in fatal if b.locks[0] in path_keys]
-        assert len(heads) == 2                          # each branch hangs off the solution path
+        assert len(heads) == 2  # each branch hangs off the solution path
         plan = puzzle.solve()
         for head in heads:
             # Walk the solution path up to the head's lock key: then opening the head (Section
             # 4.1) makes the Gem unobtainable, while not opening it keeps it obtainable.
             keys = [puzzle.box(s).key for s in plan]
-            prefix = plan[:keys.index(head.locks[0]) + 1]
+            prefix = plan[: keys.index(head.locks[0]) + 1]
             assert solve(puzzle.remaining(prefix), head.locks) is not None
             assert solve(puzzle.remaining(prefix + (head.slot,)), [head.key]) is None
 

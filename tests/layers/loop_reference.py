@@ -41,8 +41,7 @@ def simplicial_attention(layer, query, value, key=None, mask=None, epsilon=None)
     w = lambda v: None if v is None else np.asarray(v.numpy() if hasattr(v, "numpy") else v)
     H, k = layer.num_heads, layer.order
     # logit_scale: None = the paper's unscaled logits, "auto" = key_dim^(-order/2), or a float.
-    scale = {None: 1.0, "auto": layer.key_dim ** (-k / 2)}.get(layer.logit_scale,
-                                                              layer.logit_scale)
+    scale = {None: 1.0, "auto": layer.key_dim ** (-k / 2)}.get(layer.logit_scale, layer.logit_scale)
     p = heads(query, w(layer.query_kernel), w(layer.query_bias), H)
     ls = [heads(key, w(kk), w(kb), H) for kk, kb in zip(layer.key_kernels, layer.key_biases)]
     u = heads(value, w(layer.value_kernel), w(layer.value_bias), H)

@@ -81,10 +81,10 @@ def test_layers_on_backend(backend):
     module, jit = BACKENDS[backend]
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"the {backend} backend is not importable ({module} is not installed)")
-    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3",
-               CUDA_VISIBLE_DEVICES="")
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
     script = SCRIPT.format(tests=TESTS, backend=backend, jit=jit)
-    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                            text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     assert f"BACKEND_OK {backend}" in result.stdout

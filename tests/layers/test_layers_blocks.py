@@ -52,8 +52,12 @@ def test_transformer_block_attention_mask():
 def test_simplicial_block_matches_reference(heads, simplicial_heads, virtual):
     e = _entities(2, n=7)
     block = TwoSimplicialTransformerBlock(
-        num_virtual_entities=virtual, num_heads=heads, key_dim=3,
-        num_simplicial_heads=simplicial_heads, simplicial_key_dim=4, feedforward_dim=9,
+        num_virtual_entities=virtual,
+        num_heads=heads,
+        key_dim=3,
+        num_simplicial_heads=simplicial_heads,
+        simplicial_key_dim=4,
+        feedforward_dim=9,
     )
     block.build(e.shape)
     _randomise_norms(block)
@@ -84,8 +88,9 @@ def _paper_model(length=12, features=16):
     """The agent's stack: virtual entities, one block applied twice with shared weights."""
     entities = keras.Input((length, features))
     x = VirtualEntities(2, name="virtual")(entities)
-    block = TwoSimplicialTransformerBlock(num_heads=2, key_dim=8, simplicial_key_dim=6,
-                                          feedforward_dim=12, name="block")
+    block = TwoSimplicialTransformerBlock(
+        num_heads=2, key_dim=8, simplicial_key_dim=6, feedforward_dim=12, name="block"
+    )
     x, _, _ = block(x, return_attention_scores=True)
     x, scores, simplicial_scores = block(x, return_attention_scores=True)
     pooled = keras.layers.GlobalMaxPooling1D()(x[:, :-2])
@@ -119,8 +124,15 @@ def test_shared_block_model_save_load_and_summary(tmp_path, monkeypatch):
 
 
 def test_transformer_block_config_round_trip():
-    block = TransformerBlock(num_heads=3, key_dim=5, value_dim=7, feedforward_dim=11,
-                             use_bias=True, layer_norm_epsilon=1e-3, name="relational")
+    block = TransformerBlock(
+        num_heads=3,
+        key_dim=5,
+        value_dim=7,
+        feedforward_dim=11,
+        use_bias=True,
+        layer_norm_epsilon=1e-3,
+        name="relational",
+    )
     config = block.get_config()
     assert config["value_dim"] == 7 and config["layer_norm_epsilon"] == 1e-3
     clone = TransformerBlock.from_config(config)
@@ -134,8 +146,9 @@ def test_block_gradients_finite_under_jit(policy):
 
     keras.mixed_precision.set_global_policy(policy)
     try:
-        block = TwoSimplicialTransformerBlock(num_heads=2, key_dim=4, simplicial_key_dim=4,
-                                              feedforward_dim=8)
+        block = TwoSimplicialTransformerBlock(
+            num_heads=2, key_dim=4, simplicial_key_dim=4, feedforward_dim=8
+        )
         e = np.zeros((2, 6, 8), "float32")  # every p, l, u is 0: the scalar product's sqrt at 0
         e[1] = _entities(6, batch=1)[0]
         e = tf.constant(e)

@@ -14,8 +14,9 @@ RNG = np.random.default_rng(0)
 
 
 def usp(*vectors, epsilon=0.0):
-    return np.asarray(unsigned_scalar_product(*[np.asarray(v, np.float64) for v in vectors],
-                                              epsilon=epsilon))
+    return np.asarray(
+        unsigned_scalar_product(*[np.asarray(v, np.float64) for v in vectors], epsilon=epsilon)
+    )
 
 
 def test_triple_equals_clifford_grade_one_norm():
@@ -53,8 +54,9 @@ def test_broadcasting_over_leading_axes():
     l2 = RNG.normal(size=(1, 1, 2, 5))
     out = usp(p, l1, l2)
     assert out.shape == (4, 3, 2)
-    np.testing.assert_allclose(out[2, 1, 0],
-                               triple_vector_norm(p[2, 0, 0], l1[0, 1, 0], l2[0, 0, 0]))
+    np.testing.assert_allclose(
+        out[2, 1, 0], triple_vector_norm(p[2, 0, 0], l1[0, 1, 0], l2[0, 0, 0])
+    )
 
 
 @pytest.mark.parametrize("k", [2, 3, 4])
@@ -70,15 +72,17 @@ def test_lemma_a6(k):
     # (iii) linearly dependent <-> equality.
     dependent = v.copy()
     dependent[-1] = 0.3 * v[0] - 1.7 * v[k - 2]
-    np.testing.assert_allclose(usp(*dependent), np.prod(np.linalg.norm(dependent, axis=-1)),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        usp(*dependent), np.prod(np.linalg.norm(dependent, axis=-1)), rtol=1e-10
+    )
     # (iv) symmetric under permutations.
     for perm in itertools.permutations(range(k)):
         np.testing.assert_allclose(usp(*v[list(perm)]), value, rtol=1e-12)
     # (v) <l1 v1, ..., lk vk> = |l1| ... |lk| <v1, ..., vk>.
     lambdas = np.array([-2.0, 0.5, 3.0, -0.25])[:k]
-    np.testing.assert_allclose(usp(*(v * lambdas[:, None])), np.prod(np.abs(lambdas)) * value,
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        usp(*(v * lambdas[:, None])), np.prod(np.abs(lambdas)) * value, rtol=1e-10
+    )
 
 
 def _gradient_tf(vectors, dtype):

@@ -17,8 +17,10 @@ TF_ONLY = pytest.mark.skipif(
 
 def _inputs(seed, batch=2, n=5, m=3, d=6):
     rng = np.random.default_rng(seed)
-    return (rng.normal(size=(batch, n, d)).astype("float32"),
-            rng.normal(size=(batch, m, d)).astype("float32"))
+    return (
+        rng.normal(size=(batch, n, d)).astype("float32"),
+        rng.normal(size=(batch, m, d)).astype("float32"),
+    )
 
 
 def _mask(seed, batch, n, m, order):
@@ -31,8 +33,14 @@ def _mask(seed, batch, n, m, order):
 @pytest.mark.parametrize("masked", [False, True])
 def test_matches_loop_reference(num_heads, order, use_bias, masked):
     query, value = _inputs(num_heads + order)
-    layer = SimplicialAttention(num_heads=num_heads, key_dim=4, value_dim=3, order=order,
-                                use_bias=use_bias, bias_initializer="random_normal")
+    layer = SimplicialAttention(
+        num_heads=num_heads,
+        key_dim=4,
+        value_dim=3,
+        order=order,
+        use_bias=use_bias,
+        bias_initializer="random_normal",
+    )
     mask = _mask(7, 2, 5, 3, order) if masked else None
     out, scores = layer(query, value, attention_mask=mask, return_attention_scores=True)
     expected, expected_scores = reference.simplicial_attention(layer, query, value, mask=mask)
@@ -69,7 +77,8 @@ def test_tiled_path_equals_direct(order, tile, masked):
     np.testing.assert_allclose(
         np.asarray(tiled(query, value, attention_mask=mask)),
         np.asarray(direct(query, value, attention_mask=mask)),
-        rtol=1e-5, atol=1e-5,
+        rtol=1e-5,
+        atol=1e-5,
     )
 
 
@@ -89,8 +98,7 @@ def test_auto_switches_to_tiles_above_threshold(monkeypatch):
     assert calls == []  # 6 * 4^2 entries: below the threshold, direct path
     monkeypatch.setattr(simplicial_module, "TILE_THRESHOLD", 50)
     monkeypatch.setattr(simplicial_module, "TILE_BUDGET", 6 * 4 * 2)
-    np.testing.assert_allclose(np.asarray(layer(query, value)), reference_out, rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(np.asarray(layer(query, value)), reference_out, rtol=1e-5, atol=1e-6)
     assert calls == [2]
 
 
@@ -125,7 +133,8 @@ def test_gradients_finite_at_orthogonal_and_zero_vectors(policy, jit):
                 tape.watch([query, value])
                 out = layer(query, value)
                 loss = tf.reduce_sum(tf.cast(out, "float32") ** 2) + tf.reduce_sum(
-                    tf.cast(out, "float32"))
+                    tf.cast(out, "float32")
+                )
             return tape.gradient(loss, [query, value] + layer.trainable_variables)
 
         for grad in grads(query, value):
@@ -145,17 +154,16 @@ def test_functional_model_with_dynamic_batch_under_jit():
     model = keras.Model(entities, out)
     x = np.random.default_rng(0).normal(size=(5, 6, 8)).astype("float32")
     compiled = tf.function(model, jit_compile=True)
-    np.testing.assert_allclose(np.asarray(compiled(x)), np.asarray(model(x)), rtol=1e-5,
-                               atol=1e-5)
+    np.testing.assert_allclose(np.asarray(compiled(x)), np.asarray(model(x)), rtol=1e-5, atol=1e-5)
     assert out.shape == (None, 6, 8)
 
 
 def test_save_load_config_and_summary(tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")  # rich wraps the summary table at the terminal width
     query_in, value_in = keras.Input((5, 6)), keras.Input((3, 6))
-    out, scores = SimplicialAttention(num_heads=2, key_dim=4, value_dim=3, use_bias=True,
-                                      tile_size=2, name="simp")(
-        query_in, value_in, return_attention_scores=True)
+    out, scores = SimplicialAttention(
+        num_heads=2, key_dim=4, value_dim=3, use_bias=True, tile_size=2, name="simp"
+    )(query_in, value_in, return_attention_scores=True)
     model = keras.Model([query_in, value_in], [out, scores])
     assert tuple(scores.shape) == (None, 2, 5, 3, 3)
     query, value = _inputs(2)

@@ -18,6 +18,7 @@ def test_reference_triple_product_is_volume_formula_in_3d():
 
 def test_reference_softmax_masks_and_empty_rows():
     np.testing.assert_allclose(softmax([0.0, np.log(3.0)]), [0.25, 0.75])
-    np.testing.assert_allclose(softmax([5.0, 1.0, 1.0], np.array([False, True, True])),
-                               [0, 0.5, 0.5])
+    np.testing.assert_allclose(
+        softmax([5.0, 1.0, 1.0], np.array([False, True, True])), [0, 0.5, 0.5]
+    )
     np.testing.assert_array_equal(softmax([1.0, 2.0], np.array([False, False])), [0.0, 0.0])
