@@ -149,13 +149,8 @@ class OneSimplicialPanel:
     """Heat map of the 1-simplicial attention of one head and block iteration (query x key)."""
 
     def __init__(self, figure, axis, record, iteration, head, vmax=None):
-        self.axis, self.record, self.iteration, self.head, self.vmax = (
-            axis,
-            record,
-            iteration,
-            head,
-            vmax,
-        )
+        self.axis, self.record = axis, record
+        self.iteration, self.head, self.vmax = iteration, head, vmax
         attention = record.attention[0]
         size = attention.one_simplicial[iteration].shape[-1]
         self.image = axis.imshow(
@@ -246,13 +241,8 @@ class TwoSimplicialPanel:
     """A^i_{j,k}: query entities i as columns, key pairs (j, k) lexicographically as rows."""
 
     def __init__(self, figure, axis, record, iteration, head=0, vmax=1.0):
-        self.axis, self.record, self.iteration, self.head, self.vmax = (
-            axis,
-            record,
-            iteration,
-            head,
-            vmax,
-        )
+        self.axis, self.record = axis, record
+        self.iteration, self.head, self.vmax = iteration, head, vmax
         attention = record.attention[0]
         n, m = attention.num_entities, attention.num_virtual
         self.pairs = [(j, k) for j in range(1, m + 1) for k in range(1, m + 1)]
