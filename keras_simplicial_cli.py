@@ -39,6 +39,7 @@ SAMPLER_CHOICES = ("batched", "rllib")
 DEFAULT_SAMPLER = "batched"
 DEFAULT_NUM_ENV_RUNNERS = 0
 DEFAULT_NUM_ENVS_PER_ENV_RUNNER = 64
+DEFAULT_CHECK_EPISODES = 128
 PROGRESS_CHOICES = ("auto", "rich", "plain", "none")
 STYLE_CHOICES = ("unicode", "ascii", "latex")
 
@@ -190,6 +191,15 @@ def build_parser():
         type=_positive_int,
         default=10,
         help="iterations between checkpoints (default: 10)",
+    )
+    train.add_argument(
+        "--check-episodes",
+        type=_non_negative_int,
+        default=DEFAULT_CHECK_EPISODES,
+        metavar="EPISODES",
+        help="greedy episodes each checkpoint's saved weights play; the best checkpoint is the "
+        f"one that wins most (default: {DEFAULT_CHECK_EPISODES}; 0: the best by training win "
+        "rate)",
     )
     train.add_argument(
         "--evaluate",

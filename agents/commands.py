@@ -23,6 +23,16 @@ def _default_out(agent, env):
     return f"runs/{agent}-{env.split('-')[0].lower()}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
+def best_scores(summary):
+    """How the best checkpoint played: greedily (its saved weights) and while training."""
+    scores = []
+    if summary.best_greedy_win_rate is not None:
+        scores.append(f"greedy win rate {summary.best_greedy_win_rate:.2f}")
+    if summary.best_win_rate is not None:
+        scores.append(f"win rate {summary.best_win_rate:.2f} while training")
+    return ", ".join(scores)
+
+
 def command_train(args):
     from keras_simplicial.agents.training.impala import PRESETS
     from keras_simplicial.agents.training.train import train
@@ -48,6 +58,7 @@ def command_train(args):
         resume=args.resume,
         address=args.address,
         checkpoint_every=args.checkpoint_every,
+        check_episodes=args.check_episodes,
         stop_seconds=args.stop_seconds,
         progress=args.progress,
         sampler=args.sampler,
@@ -58,10 +69,7 @@ def command_train(args):
     )
     print(f"  checkpoint:   {summary.checkpoint}")
     if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
-        print(
-            f"  best:         {summary.best_checkpoint} (win rate {summary.best_win_rate:.2f} "
-            "while training)"
-        )
+        print(f"  best:         {summary.best_checkpoint} ({best_scores(summary)})")
     print(f"  metrics:      {summary.metrics_csv}")
     print(f"  TensorBoard:  tensorboard --logdir {summary.tensorboard_dir}")
     print(f"  plot:         {summary.plot}")

@@ -99,7 +99,7 @@ def train_or_resume(run_dir, agent, seed, preset, args, stop_timesteps=None):
         import shutil
 
         shutil.rmtree(run_dir)
-    train(
+    summary = train(
         preset["env"],
         agent,
         out=run_dir,
@@ -115,6 +115,11 @@ def train_or_resume(run_dir, agent, seed, preset, args, stop_timesteps=None):
         progress="plain",
         sampler=args.sampler,
     )
+    if summary.interrupted:
+        # Going on would evaluate "the best within N steps" of a run that never got there.
+        raise SystemExit(
+            f"Interrupted at {summary.timesteps:,} steps; run the same command to resume."
+        )
 
 
 def evaluate_checkpoints(run_dir, checkpoints, episodes):

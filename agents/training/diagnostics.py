@@ -39,7 +39,21 @@ def model_part(variable_name):
 
 class DiagnosticImpalaTF2Policy(ImpalaTF2Policy):
     """IMPALA's TF2 policy whose learner stats also hold `grad_norm/<part>` per model part,
-    and whose optimizer state survives a restore."""
+    whose optimizer state survives a restore, and whose `lr_schedule` and
+    `entropy_coeff_schedule` count environment steps."""
+
+    def on_global_var_update(self, global_vars):
+        """Moves the schedules to the environment steps trained on so far.
+
+        RLlib's old-stack IMPALA passes the steps *trained* as `timestep`, and its learner
+        counts a batch once per pass: with `num_epochs: 2`, a schedule written in environment
+        steps would run twice as fast. `timestep` is divided by `num_epochs` here, so
+        `[[0, 5e-4], [600_000, 5e-5]]` reaches 5e-5 after 600,000 environment steps.
+        """
+        passes = max(1, int(self.config.get("num_epochs") or 1))
+        if passes > 1 and "timestep" in global_vars:
+            global_vars = {**global_vars, "timestep": global_vars["timestep"] // passes}
+        super().on_global_var_update(global_vars)
 
     def set_state(self, state):
         """Restores the optimizer's slots too, which RLlib 2.60 silently skips on a new policy.

@@ -80,6 +80,7 @@ def metrics_row(result, started_at, diagnostics=None):
         "entropy": _finite(stats.get("entropy")),
         "vf_explained_var": _finite(stats.get("vf_explained_var")),
         "grad_gnorm": _finite(stats.get("grad_gnorm")),
+        "lr": _finite(stats.get("cur_lr")),
     }
     for name in sorted(learner):
         if name.startswith("grad_norm/"):

@@ -8,7 +8,8 @@
       checkpoints/
         iter_000012/        RLlib checkpoints, each renamed into place only once complete
         latest              the name of the newest complete checkpoint
-        best.json           the checkpoint with the highest win rate so far (never pruned)
+        best.json           the checkpoint that played best so far (never pruned): greedy win
+                            rate of its saved weights, else training win rate
       plots/win_rate.png    the training curve
       evaluation.json       win rates per puzzle type (after `--evaluate` or `evaluate`)
 
@@ -61,13 +62,18 @@ class RunDirectory:
         return self
 
     # -- checkpoints -----------------------------------------------------------------------
-    def save_checkpoint(self, algorithm, iteration, keep=3, win_rate=None):
+    def save_checkpoint(self, algorithm, iteration, keep=3, win_rate=None, check=None):
         """Saves `algorithm` as `checkpoints/iter_NNNNNN` atomically; returns its path.
 
-        The `keep` newest checkpoints stay, and so does the best one: if `win_rate` (the win
-        rate the saved weights earned, e.g. over the iterations since the last checkpoint) beats
-        every earlier checkpoint's, `best.json` points here. Training can lose a solved policy
-        (docs/benchmarks.md), so the best checkpoint is not always the last.
+        The `keep` newest checkpoints stay, and so does the best one. Training can lose a solved
+        policy (docs/benchmarks.md), so the best checkpoint is not always the last.
+
+        Args:
+            win_rate: the training win rate the saved weights earned (e.g. over the iterations
+                since the last checkpoint), or None.
+            check: `checkpoint path -> greedy win rate` of the saved weights (`GreedyCheck`),
+                or None. With it, the best checkpoint is the one with the highest greedy win
+                rate (ties: training win rate); without it, the highest training win rate.
         """
         final = self.checkpoints_dir / f"{CHECKPOINT_PREFIX}{iteration:06d}"
         staging = Path(tempfile.mkdtemp(prefix=".saving-", dir=self.checkpoints_dir))
@@ -80,22 +86,27 @@ class RunDirectory:
             shutil.rmtree(staging, ignore_errors=True)
             raise
         atomic_write_text(self.checkpoints_dir / "latest", final.name + "\n")
+        candidate = {"checkpoint": final.name, "iteration": int(iteration)}
+        candidate["win_rate"] = None if win_rate is None else float(win_rate)
+        if check is not None:
+            candidate["greedy_win_rate"] = float(check(final))
         best = self._read_best()
-        if win_rate is not None and (best is None or float(win_rate) > best["win_rate"]):
-            atomic_write_text(
-                self.best_file,
-                json.dumps(
-                    {
-                        "checkpoint": final.name,
-                        "iteration": int(iteration),
-                        "win_rate": float(win_rate),
-                    },
-                    indent=2,
-                )
-                + "\n",
-            )
+        if (check is not None or win_rate is not None) and (
+            best is None or _rank(candidate) > _rank(best)
+        ):
+            self._write_best(candidate)
         self._prune_checkpoints(keep)
         return final
+
+    def rescore_best(self, check):
+        """Adds the greedy win rate to a best checkpoint chosen without one (an older run)."""
+        best = self._read_best()
+        found = self.best_checkpoint()
+        if best is not None and found is not None and best.get("greedy_win_rate") is None:
+            self._write_best({**best, "greedy_win_rate": float(check(found[0]))})
+
+    def _write_best(self, record):
+        atomic_write_text(self.best_file, json.dumps(record, indent=2) + "\n")
 
     @property
     def best_file(self):
@@ -107,11 +118,15 @@ class RunDirectory:
         return json.loads(self.best_file.read_text(encoding="utf-8"))
 
     def best_checkpoint(self):
-        """(checkpoint path, win rate) of the best checkpoint so far, or None."""
+        """(checkpoint path, its `best.json` record) of the best checkpoint so far, or None.
+
+        The record holds `iteration`, `win_rate` (training, or None) and, when the run checks
+        its checkpoints, `greedy_win_rate`.
+        """
         best = self._read_best()
         if best is None or not (self.checkpoints_dir / best["checkpoint"]).is_dir():
             return None
-        return self.checkpoints_dir / best["checkpoint"], best["win_rate"]
+        return self.checkpoints_dir / best["checkpoint"], best
 
     def latest_checkpoint(self):
         """The newest complete checkpoint, or None."""
@@ -219,3 +234,9 @@ class MetricsLog:
     def close(self):
         if self._summary_writer is not None:
             self._summary_writer.close()
+
+
+def _rank(record):
+    """Orders best-checkpoint candidates: greedy win rate first, then training win rate."""
+    greedy, training = record.get("greedy_win_rate"), record.get("win_rate")
+    return (-1.0 if greedy is None else greedy, -1.0 if training is None else training)

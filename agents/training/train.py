@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from keras_simplicial.agents.training.diagnostics import AttentionHealth
+from keras_simplicial.agents.training.greedy_check import DEFAULT_CHECK_EPISODES, GreedyCheck
 from keras_simplicial.agents.training.impala import impala_config
 from keras_simplicial.agents.training.metrics import metrics_row
 from keras_simplicial.agents.training.progress import make_progress
@@ -57,6 +58,7 @@ class TrainingSummary:
     interrupted: bool
     best_checkpoint: str = None
     best_win_rate: float = None
+    best_greedy_win_rate: float = None
 
 
 def train(
@@ -74,6 +76,7 @@ def train(
     resume=False,
     address=None,
     checkpoint_every=10,
+    check_episodes=DEFAULT_CHECK_EPISODES,
     stop_seconds=None,
     progress="auto",
     sampler=DEFAULT_SAMPLER,
@@ -86,9 +89,15 @@ def train(
     restored from the latest complete checkpoint (weights, optimizer state and timestep
     counters), and metrics rows written after that checkpoint are dropped.
 
+    Every checkpoint's saved weights play `check_episodes` greedy episodes (`GreedyCheck`) and
+    the best checkpoint is the one that won most of them; 0 turns the check off (the best is then
+    the one with the highest training win rate).
+
     Returns:
         A `TrainingSummary` with the paths of the checkpoint, metrics and plot.
     """
+    if isinstance(check_episodes, bool) or int(check_episodes) < 0:
+        raise ValueError(f"check_episodes must be an integer >= 0, got {check_episodes!r}.")
     run = RunDirectory(out)
     if resume:
         arguments, checkpoint = RunArguments.read(run.run_file), run.latest_checkpoint()
@@ -140,6 +149,7 @@ def train(
         # RLlib's win rate is a mean over its last `smoothing` episodes; until that many have
         # ended in this process it rests on a few episodes (one lucky win reads 1.0).
         smoothing=int(config.metrics_num_episodes_for_smoothing),
+        check=GreedyCheck(arguments, episodes=check_episodes) if check_episodes else None,
     )
     row, interrupted = train_iterations(
         algorithm,
@@ -169,7 +179,8 @@ def train(
         win_rate=row.get("win_rate", ""),
         interrupted=interrupted,
         best_checkpoint=str(best[0]) if best else None,
-        best_win_rate=best[1] if best else None,
+        best_win_rate=best[1]["win_rate"] if best else None,
+        best_greedy_win_rate=best[1].get("greedy_win_rate") if best else None,
     )
 
 
@@ -289,7 +300,7 @@ def train_iterations(
             result = algorithm.train()
             row = metrics_row(result, started_at, attention_health())
             timesteps = row["timesteps"]
-            metrics.append(row)
+            metrics.append(row)  # before the checkpoint: a resumed run has its row
             display.update(timesteps, row)
             checkpoints.after_iteration(row)
         checkpoints.save_unless_saved()
@@ -298,20 +309,23 @@ def train_iterations(
 
 
 class CheckpointKeeper:
-    """Saves a checkpoint every `every` iterations, each with the win rate its weights earned.
+    """Saves a checkpoint every `every` iterations and scores it, so the best one is kept.
 
-    That win rate is the mean training win rate of the iterations since the previous checkpoint,
-    counted once `smoothing` episodes have ended in this process (`RunDirectory.save_checkpoint`
-    keeps the best checkpoint by it).
+    Each checkpoint carries the training win rate its weights earned (the mean of the iterations
+    since the previous checkpoint, counted once `smoothing` episodes have ended in this process)
+    and, with `check` (a `GreedyCheck`), the greedy win rate of the saved weights themselves,
+    by which `RunDirectory.save_checkpoint` picks the best checkpoint.
     """
 
-    def __init__(self, run, algorithm, every, smoothing, resumed_from=None):
-        self.run, self.algorithm = run, algorithm
+    def __init__(self, run, algorithm, every, smoothing, resumed_from=None, check=None):
+        self.run, self.algorithm, self.check = run, algorithm, check
         self.every, self.smoothing = int(every), int(smoothing)
         self.latest = resumed_from
         self._saved_at_iteration = algorithm.iteration if resumed_from is not None else -1
         self._win_rates = []
         self._episodes = 0
+        if check is not None and resumed_from is not None:
+            run.rescore_best(check)  # a best chosen before checks existed
 
     def after_iteration(self, row):
         self._episodes += row["episodes"]
@@ -331,6 +345,7 @@ class CheckpointKeeper:
             self.algorithm,
             self.algorithm.iteration,
             win_rate=sum(scored) / len(scored) if scored else None,
+            check=self.check,
         )
         self._saved_at_iteration = self.algorithm.iteration
         return self.latest

@@ -71,6 +71,34 @@ def test_loaded_attention_agent_acts_like_the_rllib_policy(checkpoints):
         assert attention.one_simplicial[0].shape[-1] == (42 if kind == "simplicial" else 40)
 
 
+def test_greedy_check_plays_the_saved_weights(checkpoints):
+    from keras_simplicial.agents.analysis.evaluation import episode_outcomes, policy_logits
+    from keras_simplicial.agents.training.checkpoints import load_policy, run_arguments_of
+    from keras_simplicial.agents.training.greedy_check import CHECK_SEED, GreedyCheck
+
+    for checkpoint in checkpoints.values():
+        arguments = run_arguments_of(checkpoint)
+        check = GreedyCheck(arguments, episodes=8)
+        win_rate = check(checkpoint)
+        # Its model holds the checkpoint's weights in the right places: the policy's logits.
+        policy = load_policy(checkpoint)
+        observations = np.random.default_rng(1).integers(0, 256, (4, 7, 10, 3)).astype(np.uint8)
+        np.testing.assert_allclose(
+            check._logits(observations), policy_logits(policy)(observations), atol=1e-5
+        )
+        outcomes = episode_outcomes(
+            policy_logits(policy),
+            arguments.env,
+            arguments.env_config,
+            8,
+            seed=CHECK_SEED,
+            greedy=True,
+        )
+        assert win_rate == np.mean([won for _, won, _ in outcomes])
+    with pytest.raises(ValueError, match="episodes must be >= 1"):
+        GreedyCheck(arguments, episodes=0)
+
+
 def test_visualize_writes_the_figures_and_gif(checkpoints, tmp_path, capsys):
     out = tmp_path / "figures"
     code = cli.main(

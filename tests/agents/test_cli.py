@@ -22,7 +22,7 @@ PROBE = (
 
 def test_the_choices_repeat_their_homes():
     from keras_simplicial.agents.model.architecture import AGENT_KINDS
-    from keras_simplicial.agents.training import progress, run_arguments
+    from keras_simplicial.agents.training import greedy_check, progress, run_arguments
     from keras_simplicial.agents.training.impala import PRESETS
     from keras_simplicial.envs import ENV_IDS
     from keras_simplicial.envs.logic import STYLES
@@ -34,6 +34,7 @@ def test_the_choices_repeat_their_homes():
     assert cli.DEFAULT_SAMPLER == run_arguments.DEFAULT_SAMPLER
     assert cli.DEFAULT_NUM_ENV_RUNNERS == run_arguments.DEFAULT_NUM_ENV_RUNNERS
     assert cli.DEFAULT_NUM_ENVS_PER_ENV_RUNNER == run_arguments.DEFAULT_NUM_ENVS_PER_ENV_RUNNER
+    assert cli.DEFAULT_CHECK_EPISODES == greedy_check.DEFAULT_CHECK_EPISODES
     assert cli.PROGRESS_CHOICES == progress.PROGRESS_MODES
     assert cli.STYLE_CHOICES == STYLES
 

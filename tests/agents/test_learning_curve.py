@@ -104,3 +104,42 @@ def test_a_run_past_the_budget_without_a_record(learning_curve, evaluated, tmp_p
     late = make_run(tmp_path / "late", iterations=60, steps_per_iteration=10_000, best_iteration=45)
     assert learning_curve.evaluate_budget(late, 300_000, episodes=10) is None
     assert [Path(c).name for c in evaluated] == ["iter_000028"]
+
+
+def test_an_interrupted_run_stops_the_benchmark_before_any_evaluation(
+    learning_curve, evaluated, monkeypatch, tmp_path
+):
+    """A Ctrl-C inside one run must not let the budgets be evaluated at the steps it reached."""
+    import argparse
+
+    from keras_simplicial.agents.training import train as train_module
+
+    def interrupted_train(*args, **kwargs):
+        return train_module.TrainingSummary(
+            run_dir=str(kwargs["out"]),
+            checkpoint="",
+            metrics_csv="",
+            tensorboard_dir="",
+            plot="",
+            timesteps=82_560,
+            iterations=31,
+            win_rate=0.1,
+            interrupted=True,
+        )
+
+    monkeypatch.setattr(train_module, "train", interrupted_train)
+    arguments = argparse.Namespace(
+        stop_timesteps=600_000,
+        config={},
+        model_config={},
+        num_env_runners=0,
+        num_envs=64,
+        checkpoint_every=10,
+        sampler="batched",
+    )
+    preset = {"env": "BoxWorld-v0", "env_config": {}, "overrides": {}}
+    with pytest.raises(SystemExit, match="Interrupted at 82,560 steps"):
+        learning_curve.train_or_resume(
+            tmp_path / "run", "simplicial", 1, preset, arguments, 300_000
+        )
+    assert evaluated == []

@@ -29,8 +29,8 @@ def test_the_best_checkpoint_survives_pruning_and_is_reported(tmp_path):
     names = [path.name for path in run.checkpoints()]
     assert names == ["iter_000020", "iter_000050", "iter_000060"]
     assert run.latest_checkpoint().name == "iter_000060"
-    best, win_rate = run.best_checkpoint()
-    assert best.name == "iter_000020" and win_rate == 1.0
+    best, record = run.best_checkpoint()
+    assert best.name == "iter_000020" and record["win_rate"] == 1.0
     assert json.loads((best / "state.json").read_text()) == {"save": 2}
 
 
@@ -45,3 +45,37 @@ def test_without_win_rates_there_is_no_best_and_pruning_keeps_the_newest(tmp_pat
     ]
     assert run.best_checkpoint() is None
     assert not list(run.checkpoints_dir.glob(".saving-*"))
+
+
+def test_with_a_check_the_best_is_the_checkpoint_that_plays_best_greedily(tmp_path):
+    run = RunDirectory(tmp_path / "run").create()
+    algorithm = FakeAlgorithm()
+    # Training win rates can be high while the saved snapshot plays badly (docs/benchmarks.md).
+    training = {10: 0.2, 20: 1.0, 30: 0.9, 40: None, 50: 0.99}
+    greedy = {10: 0.1, 20: 0.5, 30: 1.0, 40: 0.3, 50: 1.0}
+    checked = []
+
+    def check(checkpoint):
+        checked.append(checkpoint.name)
+        assert (checkpoint / "state.json").is_file(), "checked after it was saved"
+        return greedy[int(checkpoint.name.split("_")[1])]
+
+    for iteration, win_rate in training.items():
+        run.save_checkpoint(algorithm, iteration, keep=1, win_rate=win_rate, check=check)
+    assert checked == [f"iter_{i:06d}" for i in training]
+    best, record = run.best_checkpoint()
+    # 30 and 50 both won every greedy episode; 50 has the higher training win rate.
+    assert best.name == "iter_000050" and record["greedy_win_rate"] == 1.0
+    assert record["win_rate"] == 0.99
+
+
+def test_an_older_best_is_rescored_before_checked_ones_compete(tmp_path):
+    run = RunDirectory(tmp_path / "run").create()
+    algorithm = FakeAlgorithm()
+    run.save_checkpoint(algorithm, 10, win_rate=1.0)  # chosen by training win rate only
+    run.rescore_best(lambda checkpoint: 0.75)
+    assert run.best_checkpoint()[1]["greedy_win_rate"] == 0.75
+    run.save_checkpoint(algorithm, 20, win_rate=1.0, check=lambda checkpoint: 0.5)
+    assert run.best_checkpoint()[0].name == "iter_000010"
+    run.save_checkpoint(algorithm, 30, win_rate=0.2, check=lambda checkpoint: 0.8)
+    assert run.best_checkpoint()[0].name == "iter_000030"

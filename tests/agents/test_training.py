@@ -47,6 +47,29 @@ def test_config_rejects_bad_input():
         impala_config(sampler="vectorised")
 
 
+@pytest.mark.parametrize("num_epochs", [1, 2])
+def test_lr_schedule_counts_environment_steps(num_epochs):
+    """RLlib counts steps trained (each pass of `num_epochs`); the schedule reads env steps."""
+    from keras_simplicial.agents.training.diagnostics import DiagnosticImpalaTF2Policy
+    from keras_simplicial.envs.single_env import BoxWorldEnv
+
+    schedule = [[0, 1e-3], [1000, 1e-4]]
+    config = impala_config(
+        "BoxWorld-v0",
+        "relational",
+        env_config=EASY_ENV,
+        overrides={"num_epochs": num_epochs, "lr": 1e-3, "lr_schedule": schedule},
+    )
+    env = BoxWorldEnv(**EASY_ENV)
+    policy = DiagnosticImpalaTF2Policy(env.observation_space, env.action_space, config.to_dict())
+    assert math.isclose(float(policy._optimizer.learning_rate), 1e-3, rel_tol=1e-6)
+    environment_steps = 500
+    policy.on_global_var_update({"timestep": environment_steps * num_epochs})
+    assert math.isclose(float(policy._optimizer.learning_rate), 5.5e-4, rel_tol=1e-6)
+    policy.on_global_var_update({"timestep": 5000 * num_epochs})
+    assert math.isclose(float(policy._optimizer.learning_rate), 1e-4, rel_tol=1e-6)
+
+
 @pytest.mark.parametrize("agent", ["relational", "simplicial"])
 def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session, agent):
     config = impala_config(

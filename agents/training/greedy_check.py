@@ -1,0 +1,74 @@
+"""`GreedyCheck`: the greedy win rate of a saved checkpoint, by which the best one is chosen.
+
+A training iteration's win rate is a mean over episodes played by many versions of the weights:
+on 2 cores the learner updates them about twenty times a second while the boards play. A saved
+snapshot can play far worse than that mean. On the `easy` preset the simplicial agent's snapshots
+alternated, from one iteration to the next, between winning every greedy episode and winning
+about half of them ("go right" on nearly every tile), while the training win rate stayed at
+0.96-1.0 (docs/benchmarks.md, "Snapshots churn"). So the best checkpoint is chosen by playing the
+weights that were saved, greedily, on boards kept apart from those of `evaluate` (seed 0).
+"""
+
+import pickle
+
+import numpy as np
+import tensorflow as tf
+
+from keras_simplicial.agents.analysis.evaluation import episode_outcomes
+from keras_simplicial.agents.training.checkpoints import resolve_checkpoint
+
+# Board seeds of the check (episode k plays `reset(seed=CHECK_SEED + k)`), far from the seeds
+# `evaluate` and `learning_curve` report with (0 onwards).
+CHECK_SEED = 1_000_000
+DEFAULT_CHECK_EPISODES = 128
+
+
+def saved_policy_weights(checkpoint):
+    """The policy weights of an RLlib checkpoint, in `policy.get_weights()` order."""
+    path = resolve_checkpoint(checkpoint) / "policies" / "default_policy" / "policy_state.pkl"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: not an RLlib policy checkpoint (pickle).")
+    with open(path, "rb") as stream:
+        return pickle.load(stream)["weights"]
+
+
+class GreedyCheck:
+    """Plays a checkpoint's saved weights greedily and returns the fraction of episodes won.
+
+    Args:
+        arguments: the run's `RunArguments` (agent, architecture overrides, env and its config).
+        episodes: episodes per check (default 128; 64 boards at once).
+        seed: the boards' seed (default `CHECK_SEED`).
+    """
+
+    def __init__(self, arguments, episodes=DEFAULT_CHECK_EPISODES, seed=CHECK_SEED):
+        from keras_simplicial.agents.model.architecture import build_agent_model
+        from keras_simplicial.agents.model.rllib_model import split_model_config
+        from keras_simplicial.envs import make_vector_env
+
+        if int(episodes) < 1:
+            raise ValueError(f"episodes must be >= 1, got {episodes!r}.")
+        self.arguments, self.episodes, self.seed = arguments, int(episodes), int(seed)
+        env = make_vector_env(arguments.env, 1, arguments.env_config)
+        architecture, _ = split_model_config(arguments.model_overrides)
+        self.model = build_agent_model(
+            arguments.agent,
+            env.single_observation_space.shape,
+            int(env.single_action_space.n),
+            **architecture,
+        )
+        forward = tf.function(lambda observations: self.model(tf.cast(observations, tf.float32)))
+        self._logits = lambda observations: forward(observations)[0].numpy()
+
+    def __call__(self, checkpoint):
+        self.model.set_weights(saved_policy_weights(checkpoint))
+        outcomes = episode_outcomes(
+            self._logits,
+            self.arguments.env,
+            self.arguments.env_config,
+            self.episodes,
+            num_envs=min(64, self.episodes),
+            seed=self.seed,
+            greedy=True,
+        )
+        return float(np.mean([won for _, won, _ in outcomes]))
