@@ -34,13 +34,13 @@ def best_scores(summary):
 
 
 def command_train(args):
-    from keras_simplicial.agents.training.impala import PRESETS
+    from keras_simplicial.agents.training.impala import PRESETS, preset_overrides
     from keras_simplicial.agents.training.train import train
 
     preset = PRESETS[args.preset]
     env = args.env or preset["env"]
     env_config = {**preset["env_config"], **args.env_config}
-    overrides = {**preset["overrides"], **args.config}
+    overrides = preset_overrides(preset, args.config)
     out = args.out or _default_out(args.agent, env)
     if args.resume and not args.out:
         raise ValueError("--resume needs --out, the run directory to continue.")

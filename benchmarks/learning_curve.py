@@ -86,6 +86,7 @@ def summarise(run_dir):
 def train_or_resume(run_dir, agent, seed, preset, args, stop_timesteps=None):
     """Trains the run in `run_dir` up to `stop_timesteps` (default `--stop-timesteps`),
     resuming what is there."""
+    from keras_simplicial.agents.training.impala import preset_overrides
     from keras_simplicial.agents.training.run_directory import RunDirectory
     from keras_simplicial.agents.training.train import train
 
@@ -105,7 +106,7 @@ def train_or_resume(run_dir, agent, seed, preset, args, stop_timesteps=None):
         out=run_dir,
         stop_timesteps=stop_timesteps,
         env_config=preset["env_config"],
-        overrides={**preset["overrides"], **args.config},
+        overrides=preset_overrides(preset, args.config),
         model_overrides=args.model_config,
         num_env_runners=args.num_env_runners,
         num_envs_per_env_runner=args.num_envs,

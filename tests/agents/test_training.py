@@ -47,6 +47,18 @@ def test_config_rejects_bad_input():
         impala_config(sampler="vectorised")
 
 
+def test_a_learning_rate_given_alone_replaces_the_presets_schedule():
+    from keras_simplicial.agents.training.impala import PRESETS, preset_overrides
+
+    easy = PRESETS["easy"]
+    assert preset_overrides(easy)["lr_schedule"] == easy["overrides"]["lr_schedule"]
+    mine = preset_overrides(easy, {"lr": 1e-4})
+    assert mine["lr"] == 1e-4 and "lr_schedule" not in mine
+    schedule = [[0, 1e-4], [100, 1e-5]]
+    assert preset_overrides(easy, {"lr": 1e-4, "lr_schedule": schedule})["lr_schedule"] == schedule
+    assert preset_overrides(easy, {"gamma": 0.8})["lr_schedule"] == easy["overrides"]["lr_schedule"]
+
+
 @pytest.mark.parametrize("num_epochs", [1, 2])
 def test_lr_schedule_counts_environment_steps(num_epochs):
     """RLlib counts steps trained (each pass of `num_epochs`); the schedule reads env steps."""
