@@ -58,9 +58,12 @@ class _Block(keras.layers.Layer):
         )
         self.output_norm = self._layer_norm("output_norm")
 
-    def _layer_norm(self, name):
+    def _layer_norm(self, name, gamma_initializer="ones"):
         return keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=name
+            epsilon=self.layer_norm_epsilon,
+            gamma_initializer=gamma_initializer,
+            dtype=self.dtype_policy,
+            name=name,
         )
 
     def _attention_kwargs(self):
@@ -219,6 +222,11 @@ class TwoSimplicialTransformerBlock(_Block):
         simplicial_epsilon: epsilon under the square root of the scalar product.
         simplicial_logit_scale: `logit_scale` of the 2-simplicial attention ("auto":
             simplicial_key_dim^(-order/2); None: the paper's unscaled logits).
+        simplicial_gain_initializer: initializer of the gain (the LayerNorm scale) on the
+            2-simplicial branch, LayerNorm(a2) in v'. "ones" (the default) is the paper's block;
+            "zeros" starts the block as a 1-simplicial one whose 2-simplicial inputs to the
+            feed-forward network are exactly 0, the branch coming in as the gain learns (its
+            gradient is LayerNorm(a2) times the feed-forward's, nonzero from the first step).
         feedforward_dim, dropout, use_bias, layer_norm_epsilon, kernel_initializer,
         bias_initializer, kernel_regularizer, bias_regularizer, kernel_constraint,
         bias_constraint, seed: as in `TransformerBlock` (dropout and use_bias apply to both
@@ -247,6 +255,7 @@ class TwoSimplicialTransformerBlock(_Block):
         simplicial_order=2,
         simplicial_epsilon=DEFAULT_EPSILON,
         simplicial_logit_scale="auto",
+        simplicial_gain_initializer="ones",
         feedforward_dim=64,
         dropout=0.0,
         use_bias=False,
@@ -288,7 +297,16 @@ class TwoSimplicialTransformerBlock(_Block):
             name="simplicial_attention",
             **self._attention_kwargs(),
         )
-        self.simplicial_norm = self._layer_norm("simplicial_norm")
+        try:
+            self.simplicial_gain_initializer = initializers.get(simplicial_gain_initializer)
+        except ValueError:
+            raise ValueError(
+                '`simplicial_gain_initializer` must be a Keras initializer (e.g. "ones", the '
+                f'paper\'s, or "zeros"), received {simplicial_gain_initializer!r}.'
+            ) from None
+        self.simplicial_norm = self._layer_norm(
+            "simplicial_norm", gamma_initializer=self.simplicial_gain_initializer
+        )
 
     def build(self, input_shape):
         self._check_inputs(input_shape)
@@ -368,6 +386,9 @@ class TwoSimplicialTransformerBlock(_Block):
                 "simplicial_order": self.simplicial_order,
                 "simplicial_epsilon": self.simplicial_epsilon,
                 "simplicial_logit_scale": self.simplicial_logit_scale,
+                "simplicial_gain_initializer": initializers.serialize(
+                    self.simplicial_gain_initializer
+                ),
             }
         )
         return config

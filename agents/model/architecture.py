@@ -22,6 +22,7 @@ from keras import ops
 from keras_simplicial import TransformerBlock, TwoSimplicialTransformerBlock, VirtualEntities
 
 AGENT_KINDS = ("relational", "simplicial")
+SIMPLICIAL_GAIN_INITIALIZERS = ("ones", "zeros")
 
 # Section 5: V = R^64, two 1-simplicial heads of dim 32, one 2-simplicial head of dim 48, two
 # virtual entities, a 64-wide feed-forward network, the block applied twice, 4 x 256 MLP.
@@ -41,6 +42,9 @@ PAPER_DEFAULTS = {
     # joint softmax from the first step; "auto" is simplicial_key_dim^(-1) (keras_simplicial's
     # SimplicialAttention and docs/benchmarks.md, "2-simplicial attention at initialisation").
     "simplicial_logit_scale": "auto",
+    # The paper's: the 2-simplicial branch enters the feed-forward network at full gain. "zeros"
+    # starts it at 0 (keras_simplicial's TwoSimplicialTransformerBlock).
+    "simplicial_gain_initializer": "ones",
 }
 
 
@@ -131,6 +135,11 @@ def agent_hyperparameters(kind, **overrides):
                 'simplicial_logit_scale must be "auto", a number > 0 or null (the '
                 f"paper's unscaled logits), got {params['simplicial_logit_scale']!r}."
             ) from None
+        if params["simplicial_gain_initializer"] not in SIMPLICIAL_GAIN_INITIALIZERS:
+            raise ValueError(
+                f"simplicial_gain_initializer must be one of {SIMPLICIAL_GAIN_INITIALIZERS}, "
+                f"got {params['simplicial_gain_initializer']!r}."
+            )
     return params
 
 
@@ -195,6 +204,7 @@ def build_agent_model(
             num_simplicial_heads=params["num_simplicial_heads"],
             simplicial_key_dim=params["simplicial_key_dim"],
             simplicial_logit_scale=params["simplicial_logit_scale"],
+            simplicial_gain_initializer=params["simplicial_gain_initializer"],
             feedforward_dim=params["feedforward_dim"],
             layer_norm_epsilon=params["layer_norm_epsilon"],
             name="simplicial_block",

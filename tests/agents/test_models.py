@@ -87,6 +87,13 @@ def test_overrides_and_bad_arguments():
         build_agent_model("relational", OBSERVATION_SHAPE, 0)
     with pytest.raises(ValueError, match="num_virtual_entities"):
         build_agent_model("simplicial", OBSERVATION_SHAPE, 4, num_virtual_entities=0)
+    with pytest.raises(ValueError, match=r"simplicial_gain_initializer must be one of \('ones'"):
+        build_agent_model("simplicial", OBSERVATION_SHAPE, 4, simplicial_gain_initializer="one")
+    zero_gain = build_agent_model(
+        "simplicial", OBSERVATION_SHAPE, 4, simplicial_gain_initializer="zeros"
+    )
+    block = zero_gain.get_layer("simplicial_block")
+    assert not np.any(np.asarray(block.simplicial_norm.gamma))
 
 
 @pytest.mark.parametrize("jit_compile", [True, False])

@@ -139,6 +139,49 @@ def test_transformer_block_config_round_trip():
     assert clone.get_config() == config
 
 
+def test_zero_simplicial_gain_starts_as_a_one_simplicial_block():
+    e = _entities(8, n=7)
+    block = TwoSimplicialTransformerBlock(
+        num_heads=2,
+        key_dim=3,
+        simplicial_key_dim=4,
+        feedforward_dim=9,
+        simplicial_gain_initializer="zeros",
+    )
+    out = np.asarray(block(e))
+    np.testing.assert_array_equal(np.asarray(block.simplicial_norm.gamma), 0.0)
+    rng = np.random.default_rng(0)
+    for weight in block.simplicial_attention.weights:  # p, l1, l2, u and B
+        weight.assign(rng.normal(size=weight.shape).astype("float32"))
+    np.testing.assert_allclose(np.asarray(block(e)), out, atol=1e-6)
+
+    config = block.get_config()
+    clone = TwoSimplicialTransformerBlock.from_config(config)
+    assert clone.get_config() == config
+    assert config["simplicial_gain_initializer"]["class_name"] == "Zeros"
+    with pytest.raises(ValueError, match="simplicial_gain_initializer"):
+        TwoSimplicialTransformerBlock(simplicial_gain_initializer="nonsense")
+
+
+@TF_ONLY
+def test_zero_simplicial_gain_has_a_gradient():
+    import tensorflow as tf
+
+    block = TwoSimplicialTransformerBlock(
+        num_heads=2,
+        key_dim=3,
+        simplicial_key_dim=4,
+        feedforward_dim=9,
+        simplicial_gain_initializer="zeros",
+    )
+    e = tf.constant(_entities(9, n=7))
+    block(e)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(block(e) * tf.constant(_entities(10, n=7)))
+    gain_gradient = tape.gradient(loss, block.simplicial_norm.gamma)
+    assert np.abs(np.asarray(gain_gradient)).max() > 1e-3
+
+
 @TF_ONLY
 @pytest.mark.parametrize("policy", ["float32", "mixed_float16", "mixed_bfloat16"])
 def test_block_gradients_finite_under_jit(policy):
