@@ -20,7 +20,7 @@ EVALUATE ?= 1000
 LEARNING_TIMESTEPS ?= 600000
 LEARNING_BUDGETS ?= 300000 500000
 
-.PHONY: install test test-all train bench bench-learning bench-parity clean
+.PHONY: install test test-all train bench bench-learning bench-parity reproduce-small clean
 
 install: $(STAMP)
 
@@ -54,7 +54,7 @@ bench: $(STAMP)
 # Both agents x 5 seeds on the `easy` preset, as docs/benchmarks.md records them: curves (mean, std,
 # one line per seed) and greedy and sampled evaluations (1,000 episodes) of the best checkpoint
 # within 300,000 and 500,000 steps and of every best and final checkpoint, in
-# benchmarks/runs/learning-easy/. About 45 minutes on 2 cores. Resumable: run it again to continue
+# benchmarks/runs/learning-easy/. About 2 hours on 2 cores. Resumable: run it again to continue
 # where it stopped.
 bench-learning: $(STAMP)
 	$(PY) benchmarks/learning_curve.py --agents relational simplicial --seeds 1 2 3 4 5 \
@@ -64,6 +64,16 @@ bench-learning: $(STAMP)
 # Learning per step of the previous and the new default sampler, same seeds (docs/benchmarks.md).
 bench-parity: $(STAMP)
 	$(PY) benchmarks/sampler_parity.py --seeds 1 2 3 --stop-timesteps 300000
+
+# The paper's comparison at small scale: both agents x REPRODUCE_SEEDS on the `bridge-small`
+# preset, then docs/reproduction.md and docs/figures/reproduction/ from the run directories in
+# benchmarks/runs/bridge-small/ (benchmarks/reproduce_small.py). Hours on 2 cores; resumable: run it
+# again to continue where it stopped. `REPRODUCE_FLAGS=--report-only` redraws without training.
+REPRODUCE_SEEDS ?= 1 2 3
+REPRODUCE_TIMESTEPS ?= 3000000
+reproduce-small: $(STAMP)
+	$(PY) benchmarks/reproduce_small.py --seeds $(REPRODUCE_SEEDS) \
+		--stop-timesteps $(REPRODUCE_TIMESTEPS) $(REPRODUCE_FLAGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -34,7 +34,7 @@ import sys
 RUN_CHOICES = ("IMPALA",)
 ENV_CHOICES = ("BridgeBoxWorld-v0", "BoxWorld-v0")
 AGENT_CHOICES = ("relational", "simplicial")
-PRESET_CHOICES = ("paper", "easy")
+PRESET_CHOICES = ("paper", "easy", "bridge-small")
 SAMPLER_CHOICES = ("batched", "rllib")
 DEFAULT_SAMPLER = "batched"
 DEFAULT_NUM_ENV_RUNNERS = 0

@@ -110,6 +110,7 @@ def train_or_resume(run_dir, agent, seed, preset, args, stop_timesteps=None):
         model_overrides=args.model_config,
         num_env_runners=args.num_env_runners,
         num_envs_per_env_runner=args.num_envs,
+        address=getattr(args, "address", None),
         seed=seed,
         resume=resume,
         checkpoint_every=args.checkpoint_every,
@@ -267,7 +268,7 @@ def markdown(report):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preset", default="easy", choices=("easy", "paper"))
+    parser.add_argument("--preset", default="easy", choices=("easy", "bridge-small", "paper"))
     parser.add_argument(
         "--agents",
         nargs="+",

@@ -42,6 +42,9 @@ def measure(scale, seed, boards):
         4,
         return_attention_scores=True,
         simplicial_logit_scale=scale,
+        # The paper's full gain on the branch: with the agents' zero-initialised gain no gradient
+        # reaches the routing at the first step whatever the scale.
+        simplicial_gain_initializer="ones",
     )
     actions = tf.constant(np.random.default_rng(seed).integers(0, 4, boards))
     with tf.GradientTape() as tape:

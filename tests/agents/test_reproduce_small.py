@@ -1,0 +1,46 @@
+"""benchmarks/reproduce_small.py: its arguments and the conclusion it draws from the numbers."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "reproduce_small.py"
+
+
+@pytest.fixture(scope="module")
+def reproduce():
+    sys.path.insert(0, str(SCRIPT.parent))
+    spec = importlib.util.spec_from_file_location("reproduce_small", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_arguments(reproduce, capsys):
+    args = reproduce.parse_args([])
+    assert args.preset == "bridge-small" and args.seeds == [1, 2, 3]
+    with pytest.raises(SystemExit):
+        reproduce.parse_args(["--preset", "huge"])
+    assert "--preset must be one of" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        reproduce.parse_args(["--seeds", "1"])
+    assert "at least 2 seeds" in capsys.readouterr().err
+
+
+def test_conclusion_follows_the_numbers(reproduce):
+    from keras_simplicial.agents.analysis.comparison import compare_seeds
+
+    ahead = compare_seeds([0.1, 0.2, 0.15], [0.8, 0.9, 0.85])
+    tied = compare_seeds([0.2, 0.8, 0.5], [0.3, 0.7, 0.45])
+    behind = compare_seeds([0.8, 0.9, 0.85], [0.1, 0.2, 0.15])
+    overlap = compare_seeds([0.1, 0.5, 0.2], [0.45, 0.6, 0.7])
+    text = reproduce.conclusion(
+        {"late win rate": ahead, "best": tied, "final": behind, "curve": overlap}
+    )
+    assert "the simplicial agent is ahead by 0.700 on every seed" in text
+    assert "p = 0.10, the smallest p these runs allow" in text
+    assert "On the best, neither agent is ahead (difference -0.017" in text
+    assert "On the final, the relational agent is ahead by 0.700 on every seed" in text
+    assert "On the curve, the simplicial agent is ahead on average but the runs overlap" in text
