@@ -9,9 +9,9 @@ CLI := $(VENV)/bin/keras-simplicial
 # `make train`: the `easy` preset (BoxWorld on a 3 x 6 board, one key and the Gem, at most 30
 # steps; see agents/training/impala.py) for 1M environment steps or 15 minutes, whichever comes first, then
 # an evaluation of the last and the best checkpoint. The relational agent by default: over 5 seeds
-# its best checkpoint of the first 300,000 steps won 1,000 of 1,000 greedy episodes, and 1M steps
-# take about 4 minutes on 2 cores (the simplicial agent, slower to find the solution, about 8:
-# `make train AGENT=simplicial`); docs/benchmarks.md, "Learning the easy preset".
+# its best checkpoint of the first 300,000 steps won 1,000 of 1,000 greedy episodes (the
+# simplicial agent's too), and 1M steps take about 4 minutes on 2 cores (the simplicial agent
+# about 8: `make train AGENT=simplicial`); docs/benchmarks.md, "Learning the easy preset".
 AGENT ?= relational
 TIMESTEPS ?= 1000000
 STOP_SECONDS ?= 900
@@ -70,7 +70,7 @@ bench-parity: $(STAMP)
 # benchmarks/runs/bridge-small/ (benchmarks/reproduce_small.py). Hours on 2 cores; resumable: run it
 # again to continue where it stopped. `REPRODUCE_FLAGS=--report-only` redraws without training.
 REPRODUCE_SEEDS ?= 1 2 3
-REPRODUCE_TIMESTEPS ?= 3000000
+REPRODUCE_TIMESTEPS ?= 2000000
 reproduce-small: $(STAMP)
 	$(PY) benchmarks/reproduce_small.py --seeds $(REPRODUCE_SEEDS) \
 		--stop-timesteps $(REPRODUCE_TIMESTEPS) $(REPRODUCE_FLAGS)

@@ -191,13 +191,13 @@ PRESETS = {
 # instead of 1-3 (puzzle types (1,0,0), (1,1,2), (2,0,0), (2,b,c) for b in 1..2, c in 3..4; a
 # bridge in half of the episodes as in the paper) and at most 60 steps instead of no limit: a
 # uniformly random policy wins about 2% (every type is represented: (2,b,c) about 6% each). The
-# easy preset's recipe, its learning rate annealed over 3M steps instead of 600,000.
+# easy preset's recipe, its learning rate annealed over a run's 2M steps instead of 600,000.
 PRESETS["bridge-small"] = {
     "env": "BridgeBoxWorld-v0",
     "env_config": {"rows": 7, "cols": 6, "max_solution_length": 2, "max_steps": 60},
     "overrides": {
         **PRESETS["easy"]["overrides"],
-        "lr_schedule": [[0, 5e-4], [3_000_000, 5e-5]],  # environment steps
+        "lr_schedule": [[0, 5e-4], [2_000_000, 5e-5]],  # environment steps
     },
 }
 
