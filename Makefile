@@ -70,7 +70,7 @@ bench-parity: $(STAMP)
 # benchmarks/runs/bridge-small/ (benchmarks/reproduce_small.py). Hours on 2 cores; resumable: run it
 # again to continue where it stopped. `REPRODUCE_FLAGS=--report-only` redraws without training.
 REPRODUCE_SEEDS ?= 1 2 3
-REPRODUCE_TIMESTEPS ?= 2000000
+REPRODUCE_TIMESTEPS ?= 5000000
 reproduce-small: $(STAMP)
 	$(PY) benchmarks/reproduce_small.py --seeds $(REPRODUCE_SEEDS) \
 		--stop-timesteps $(REPRODUCE_TIMESTEPS) $(REPRODUCE_FLAGS)

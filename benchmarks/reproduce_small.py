@@ -50,7 +50,7 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="bridge-small")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--stop-timesteps", type=int, default=2_000_000)
+    parser.add_argument("--stop-timesteps", type=int, default=5_000_000)
     parser.add_argument("--out", default="benchmarks/runs/bridge-small")
     parser.add_argument("--doc", default="docs/reproduction.md")
     parser.add_argument("--figures", default="docs/figures/reproduction")
@@ -84,10 +84,12 @@ def parse_args(argv=None):
 
 
 def run_dirs(args):
+    """{(agent, seed): run directory}, seed by seed (both agents of a seed before the next), so a
+    comparison is possible from the first sitting on."""
     return {
         (agent, seed): Path(args.out) / f"{agent}-seed{seed}"
-        for agent in AGENTS
         for seed in args.seeds
+        for agent in AGENTS
     }
 
 
