@@ -44,3 +44,27 @@ def test_conclusion_follows_the_numbers(reproduce):
     assert "On the best, neither agent is ahead (difference -0.017" in text
     assert "On the final, the relational agent is ahead by 0.700 on every seed" in text
     assert "On the curve, the simplicial agent is ahead on average but the runs overlap" in text
+
+
+@pytest.mark.slow
+def test_trains_resumes_and_reports_from_the_runs_alone(reproduce, tmp_path):
+    out, doc, figures = tmp_path / "runs", tmp_path / "reproduction.md", tmp_path / "figures"
+    argv = [
+        "--seeds", "1", "2", "--stop-timesteps", "15000", "--eval-episodes", "10",
+        "--probe-episodes", "10", "--out", str(out), "--doc", str(doc), "--figures", str(figures),
+    ]  # fmt: skip
+    assert reproduce.main(argv) == 0
+    text = doc.read_text()
+    for agent in ("relational", "simplicial"):
+        for seed in (1, 2):
+            assert f"| {agent}-seed{seed} |" in text
+            assert (out / f"{agent}-seed{seed}" / "probe_best.json").exists()
+    for section in ("## Learning curves", "## Which agent is ahead", "## Logic probe"):
+        assert section in text
+    for name in ("learning_curves", "learning_curves_per_run", "learning_curves_time_adjusted"):
+        assert (figures / f"{name}.png").exists()
+    assert list(figures.glob("simplicial_run*_two_simplicial.png"))
+    # Again, from the run directories alone: nothing is trained and the numbers are the same.
+    doc.unlink()
+    assert reproduce.main(argv + ["--report-only"]) == 0
+    assert doc.read_text() == text
