@@ -44,6 +44,18 @@ import learning_curve  # noqa: E402  (benchmarks/learning_curve.py: training and
 AGENTS = ("relational", "simplicial")
 LATE_FRACTION = 0.1  # "late in the run": the last tenth of the steps
 ATTENTION_BOARD_SEEDS = range(100)  # where to look for a bridge episode to draw
+# How the agents are compared over seeds: {name: (value of one run's record, higher is better)}.
+MEASURES = {
+    "mean training win rate over the run": (lambda r: r["whole"], True),
+    "steps to a training win rate of 0.9 (millions)": (lambda r: r["steps_to_0.9"], False),
+    "mean training win rate, last tenth of the run": (lambda r: r["late"], True),
+    "best checkpoint, sampled": (lambda r: r["evaluations"]["best"]["sampled"]["win_rate"], True),
+    "best checkpoint, greedy": (lambda r: r["evaluations"]["best"]["greedy"]["win_rate"], True),
+    "final checkpoint, sampled": (
+        lambda r: r["evaluations"]["final"]["sampled"]["win_rate"],
+        True,
+    ),
+}
 
 
 def parse_args(argv=None):
@@ -130,8 +142,7 @@ def sampled_report(run_dir, checkpoint):
     raise FileNotFoundError(f"no sampled evaluation of {checkpoint} in {run_dir}")
 
 
-def late_win_rate(run_dir):
-    from keras_simplicial.agents.analysis.comparison import mean_win_rate_between
+def win_rate_curve(run_dir):
     from keras_simplicial.agents.analysis.training_curves import load_curve
 
     _, steps, wins, _ = load_curve(run_dir)
@@ -140,8 +151,25 @@ def late_win_rate(run_dir):
             f"{run_dir} has no training win rate yet (no iteration had finished episodes); "
             "train it longer (a larger --stop-timesteps)."
         )
+    return steps, wins
+
+
+def late_win_rate(run_dir):
+    """The training win rate averaged over the last `LATE_FRACTION` of the run's steps."""
+    from keras_simplicial.agents.analysis.comparison import mean_win_rate_between
+
+    steps, wins = win_rate_curve(run_dir)
     end = float(steps[-1])
     return mean_win_rate_between(steps, wins, end * (1 - LATE_FRACTION), end)
+
+
+def whole_run_win_rate(run_dir):
+    """The training win rate averaged over the whole run (the area under Figure 4's curve
+    divided by the run's steps): how early an agent learns, not only where it ends."""
+    from keras_simplicial.agents.analysis.comparison import mean_win_rate_between
+
+    steps, wins = win_rate_curve(run_dir)
+    return mean_win_rate_between(steps, wins, 0.0, float(steps[-1]))
 
 
 def probe(run_dir, checkpoint, episodes, env_id, env_config):
@@ -215,26 +243,26 @@ def report(args):
     runs = {}
     for (agent, seed), run_dir in dirs.items():
         summary = learning_curve.summarise(run_dir)
+        reached = summary["steps_to"]["0.9"]
         evaluations = learning_curve.evaluate_run(run_dir, args.eval_episodes)
         best = evaluations["best"]["checkpoint"]
         runs[(agent, seed)] = {
             "summary": summary,
             "late": late_win_rate(run_dir),
+            "whole": whole_run_win_rate(run_dir),
+            # A run that never reached 0.9 counts as its length (a lower bound on its steps).
+            "steps_to_0.9": (reached if reached is not None else summary["timesteps"]) / 1e6,
             "evaluations": evaluations,
             "best_sampled_report": sampled_report(run_dir, best),
             "probe": probe(run_dir, best, args.probe_episodes, preset["env"], preset["env_config"]),
         }
 
     comparisons = {}
-    measures = {
-        "mean training win rate, last tenth of the run": lambda r: r["late"],
-        "best checkpoint, sampled": lambda r: r["evaluations"]["best"]["sampled"]["win_rate"],
-        "best checkpoint, greedy": lambda r: r["evaluations"]["best"]["greedy"]["win_rate"],
-        "final checkpoint, sampled": lambda r: r["evaluations"]["final"]["sampled"]["win_rate"],
-    }
-    for name, measure in measures.items():
+    for name, (measure, higher_is_better) in MEASURES.items():
         values = {a: [measure(r) for (agent, _), r in runs.items() if agent == a] for a in AGENTS}
-        comparisons[name] = compare_seeds(values["relational"], values["simplicial"])
+        comparisons[name] = compare_seeds(
+            values["relational"], values["simplicial"], higher_is_better=higher_is_better
+        )
 
     reports = [r["best_sampled_report"] for r in runs.values()]
     plot_per_type_win_rates(
@@ -324,15 +352,16 @@ def render(
         "",
         "## Per run",
         "",
-        "| run | steps | steps to 0.5 / 0.9 | training win rate, last tenth | best: greedy, "
-        "sampled | final: greedy, sampled | frames/s |",
+        "| run | steps | steps to 0.5 / 0.9 | training win rate: whole run, last tenth | best: "
+        "greedy, sampled | final: greedy, sampled | frames/s |",
         "|---|---|---|---|---|---|---|",
     ]
     for (agent, seed), r in runs.items():
         s, e = r["summary"], r["evaluations"]
         to = " / ".join(count(s["steps_to"][level]) for level in ("0.5", "0.9"))
         lines.append(
-            f"| {agent}-seed{seed} | {s['timesteps']:,} | {to} | {r['late']:.3f} | "
+            f"| {agent}-seed{seed} | {s['timesteps']:,} | {to} | {r['whole']:.3f}, "
+            f"{r['late']:.3f} | "
             f"**{e['best']['greedy']['win_rate']:.3f}**, {e['best']['sampled']['win_rate']:.3f} | "
             f"**{e['final']['greedy']['win_rate']:.3f}**, {e['final']['sampled']['win_rate']:.3f} "
             f"| {count(s['median_frames_per_s'])} |"
@@ -343,7 +372,8 @@ def render(
         "",
         "Simplicial minus relational, over seeds: difference of the means, bootstrap 95% "
         "interval, exact permutation p-value (two-sided; the smallest these group sizes allow in "
-        "brackets).",
+        "brackets). Higher is better except for the steps, where a run that never reached 0.9 "
+        "counts as its length.",
         "",
         "| measure | relational | simplicial | difference | 95% interval | p |",
         "|---|---|---|---|---|---|",
@@ -441,7 +471,7 @@ def conclusion(comparisons):
             f"difference {c.difference:+.3f}, 95% interval [{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}], "
             f"p = {c.p_value:.2f}"
         )
-        ahead = "simplicial" if c.difference > 0 else "relational"
+        ahead = "simplicial" if c.leader == "b" else "relational"
         if (c.ci95[0] > 0 or c.ci95[1] < 0) and c.p_value <= c.min_p_value + 1e-9:
             sentences.append(
                 f"On the {name}, the {ahead} agent is ahead by {abs(c.difference):.3f} on every "

@@ -26,6 +26,12 @@ class SeedComparison:
     ci95: tuple
     p_value: float
     min_p_value: float
+    higher_is_better: bool = True
+
+    @property
+    def leader(self):
+        """The group whose mean is the better one, "a" or "b", by `higher_is_better`."""
+        return "b" if (self.difference > 0) == self.higher_is_better else "a"
 
     def to_json(self):
         return dataclasses.asdict(self)
@@ -58,8 +64,9 @@ def bootstrap_interval(a, b, resamples=10_000, seed=0):
     return float(low), float(high)
 
 
-def compare_seeds(a, b):
-    """Compares per-run values `b` against `a` (e.g. simplicial against relational)."""
+def compare_seeds(a, b, higher_is_better=True):
+    """Compares per-run values `b` against `a` (e.g. simplicial against relational); with
+    `higher_is_better=False` (steps to a win rate) the smaller mean is the better one."""
     a, b = tuple(float(x) for x in a), tuple(float(x) for x in b)
     if len(a) < 2 or len(b) < 2:
         raise ValueError(
@@ -75,6 +82,7 @@ def compare_seeds(a, b):
         ci95=bootstrap_interval(a, b),
         p_value=p_value,
         min_p_value=smallest,
+        higher_is_better=bool(higher_is_better),
     )
 
 

@@ -33,6 +33,14 @@ def test_difference_and_interval_point_the_same_way():
         compare_seeds([0.1], [0.2, 0.3])
 
 
+def test_the_leader_follows_the_direction_of_the_measure():
+    win_rates = compare_seeds([0.1, 0.2, 0.15], [0.8, 0.9, 0.85])
+    assert win_rates.leader == "b"
+    steps = compare_seeds([1.0, 1.2, 1.1], [2.0, 2.5, 2.2], higher_is_better=False)
+    assert steps.difference > 0 and steps.leader == "a"
+    assert steps.to_json()["higher_is_better"] is False
+
+
 def test_mean_win_rate_between_is_the_normalised_area():
     steps, wins = [0, 100, 200], [0.0, 1.0, 1.0]
     assert mean_win_rate_between(steps, wins, 0, 200) == pytest.approx(0.75, abs=0.01)

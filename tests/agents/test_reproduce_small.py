@@ -36,14 +36,22 @@ def test_conclusion_follows_the_numbers(reproduce):
     tied = compare_seeds([0.2, 0.8, 0.5], [0.3, 0.7, 0.45])
     behind = compare_seeds([0.8, 0.9, 0.85], [0.1, 0.2, 0.15])
     overlap = compare_seeds([0.1, 0.5, 0.2], [0.45, 0.6, 0.7])
+    fewer_steps = compare_seeds([2.0, 2.5, 2.2], [1.0, 1.2, 1.1], higher_is_better=False)
     text = reproduce.conclusion(
-        {"late win rate": ahead, "best": tied, "final": behind, "curve": overlap}
+        {
+            "late win rate": ahead,
+            "best": tied,
+            "final": behind,
+            "curve": overlap,
+            "steps to 0.9": fewer_steps,
+        }
     )
     assert "the simplicial agent is ahead by 0.700 on every seed" in text
     assert "p = 0.10, the smallest p these runs allow" in text
     assert "On the best, neither agent is ahead (difference -0.017" in text
     assert "On the final, the relational agent is ahead by 0.700 on every seed" in text
     assert "On the curve, the simplicial agent is ahead on average but the runs overlap" in text
+    assert "On the steps to 0.9, the simplicial agent is ahead by 1.133 on every seed" in text
 
 
 @pytest.mark.slow
