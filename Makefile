@@ -67,10 +67,11 @@ bench-parity: $(STAMP)
 
 # The paper's comparison at small scale: both agents x REPRODUCE_SEEDS on the `bridge-small`
 # preset, then docs/reproduction.md and docs/figures/reproduction/ from the run directories in
-# benchmarks/runs/bridge-small/ (benchmarks/reproduce_small.py). Hours on 2 cores; resumable: run it
-# again to continue where it stopped. `REPRODUCE_FLAGS=--report-only` redraws without training.
+# benchmarks/results/bridge-small/ (benchmarks/reproduce_small.py; committed with the report).
+# Hours on 2 cores; resumable: run it again to continue where it stopped.
+# `REPRODUCE_FLAGS=--report-only` redraws without training.
 REPRODUCE_SEEDS ?= 1 2 3
-REPRODUCE_TIMESTEPS ?= 5000000
+REPRODUCE_TIMESTEPS ?= 3000000
 reproduce-small: $(STAMP)
 	$(PY) benchmarks/reproduce_small.py --seeds $(REPRODUCE_SEEDS) \
 		--stop-timesteps $(REPRODUCE_TIMESTEPS) $(REPRODUCE_FLAGS)

@@ -7,6 +7,9 @@ Phase 1 trains the relational and the simplicial agent on `--preset` (default `b
 agents/training/impala.py) for every `--seeds` to `--stop-timesteps`, one run at a time, in
 `<out>/<agent>-seed<k>`; a run directory that holds a run is resumed, one that is complete is
 left alone, so the command can run over several sittings (Ctrl-C checkpoints and stops it).
+Each run directory is kept small enough to commit (the default `--out` is tracked by git, so the
+report can be re-computed and the runs resumed from a clone): once a run stops, only its latest
+and its best checkpoint stay, and TensorBoard events and plots are ignored.
 
 Phase 2 reads the run directories and nothing else and writes `--doc` (docs/reproduction.md) with
 its figures in `--figures`:
@@ -62,8 +65,17 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="bridge-small")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--stop-timesteps", type=int, default=5_000_000)
-    parser.add_argument("--out", default="benchmarks/runs/bridge-small")
+    parser.add_argument(
+        "--stop-timesteps",
+        type=int,
+        default=3_000_000,
+        help="steps per run; the preset's learning-rate schedule is stretched to end there",
+    )
+    parser.add_argument(
+        "--out",
+        default="benchmarks/results/bridge-small",
+        help="the run directories (the default is committed with the report)",
+    )
     parser.add_argument("--doc", default="docs/reproduction.md")
     parser.add_argument("--figures", default="docs/figures/reproduction")
     parser.add_argument("--eval-episodes", type=int, default=1000)
@@ -83,14 +95,20 @@ def parse_args(argv=None):
     parser.add_argument("--num-envs", type=int, default=64, help="boards per env runner")
     parser.add_argument("--checkpoint-every", type=int, default=5)
     args = parser.parse_args(argv)
-    from keras_simplicial.agents.training.impala import PRESETS
+    from keras_simplicial.agents.training.impala import PRESETS, lr_schedule_over
 
     if args.preset not in PRESETS:
         parser.error(f"--preset must be one of {sorted(PRESETS)}, got {args.preset!r}")
     if len(args.seeds) < 2:
         parser.error("--seeds needs at least 2 seeds per agent to compare them")
+    if args.stop_timesteps <= 0:
+        parser.error(
+            f"--stop-timesteps must be a positive number of steps, got {args.stop_timesteps}"
+        )
     # What learning_curve.train_or_resume reads besides these.
-    args.config, args.model_config = {}, {}
+    schedule = lr_schedule_over(PRESETS[args.preset], args.stop_timesteps)
+    args.config = {"lr_schedule": schedule} if schedule else {}
+    args.model_config = {}
     args.sampler = "batched"
     return args
 
@@ -109,11 +127,15 @@ def train_all(args):
     import ray
 
     from keras_simplicial.agents.training.impala import PRESETS
+    from keras_simplicial.agents.training.run_directory import RunDirectory
 
     preset = PRESETS[args.preset]
     for (agent, seed), run_dir in run_dirs(args).items():
-        learning_curve.train_or_resume(run_dir, agent, seed, preset, args)
-        ray.shutdown()
+        try:
+            learning_curve.train_or_resume(run_dir, agent, seed, preset, args)
+        finally:
+            ray.shutdown()
+            RunDirectory(run_dir).prune_checkpoints(keep=1)
 
 
 def cached_json(path, key, compute):
@@ -210,8 +232,10 @@ def attention_figures(checkpoint, out_dir, prefix):
 def report(args):
     from keras_simplicial.agents.analysis.comparison import compare_seeds
     from keras_simplicial.agents.analysis.training_curves import (
+        frames_per_s_by_machine,
         load_curve,
         plot_training_curves,
+        shared_machine,
         time_adjustment,
     )
     from keras_simplicial.agents.analysis.win_rate_figures import (
@@ -238,7 +262,12 @@ def report(args):
     plot_training_curves(ordered, curve_paths["figure4"], seed_lines=True)
     plot_training_curves(ordered, curve_paths["per_run"], per_run_panels=True)
     plot_training_curves(ordered, curve_paths["time_adjusted"], time_adjusted=True)
-    factor, speed = time_adjustment([load_curve(d) for d in ordered])
+    curves, machines = (
+        [load_curve(d) for d in ordered],
+        [frames_per_s_by_machine(d) for d in ordered],
+    )
+    factor, speed = time_adjustment(curves, machines)
+    speed_machine = shared_machine(curves, machines)
 
     runs = {}
     for (agent, seed), run_dir in dirs.items():
@@ -294,6 +323,7 @@ def report(args):
         random_rate,
         factor,
         speed,
+        speed_machine,
         curve_paths,
         attention,
     )
@@ -316,7 +346,17 @@ def relative(path, doc):
 
 
 def render(
-    args, preset, runs, comparisons, per_type, random_rate, factor, speed, curve_paths, attention
+    args,
+    preset,
+    runs,
+    comparisons,
+    per_type,
+    random_rate,
+    factor,
+    speed,
+    speed_machine,
+    curve_paths,
+    attention,
 ):
     count = learning_curve.count
     lines = [
@@ -343,6 +383,7 @@ def render(
         f"![one panel per run]({relative(curve_paths['per_run'], args.doc)})",
         "",
         "Time-adjusted (Appendix C): measured frames/s "
+        + (f"on {speed_machine} " if speed_machine else "on every machine the runs used ")
         + ", ".join(f"{agent} {speed[agent]:,.0f}" for agent in sorted(speed))
         + "; the slower agent's steps are multiplied by "
         + ", ".join(f"{factor[a]:.2f} ({a})" for a in sorted(factor) if factor[a] != 1.0)

@@ -51,13 +51,59 @@ def mean_and_std(curves, num_points=200):
     return grid, values.mean(axis=0), values.std(axis=0)
 
 
-def time_adjustment(runs):
+def frames_per_s_by_machine(run_dir):
+    """{machine: median frames/s of the run's iterations trained on it}
+    (`RunDirectory.record_machine`); a run's iterations from before machines were recorded
+    count as "unrecorded"."""
+    run = RunDirectory(run_dir)
+    entries = run.read_machines()
+    measured = {}
+    for row in run.read_metrics():
+        fps, iteration = float(row.get("frames_per_s") or 0.0), int(row["training_iteration"])
+        if fps <= 0:
+            continue
+        machine = "unrecorded"
+        for entry in entries:
+            if iteration > entry["from_iteration"]:
+                machine = entry["machine"]
+        measured.setdefault(machine, []).append(fps)
+    return {machine: float(np.median(values)) for machine, values in measured.items()}
+
+
+def shared_machine(runs, machines):
+    """The machine on which every agent kind of `runs` has measured runs (the one with the most
+    such runs), or None. `machines` holds one `frames_per_s_by_machine` dict per run."""
+    kinds = {agent for agent, *_ in runs}
+    counts = {}
+    for (agent, *_), by_machine in zip(runs, machines):
+        for machine in by_machine:
+            if machine != "unrecorded":
+                counts.setdefault(machine, {}).setdefault(agent, 0)
+                counts[machine][agent] += 1
+    shared = [m for m, by_agent in counts.items() if set(by_agent) == kinds]
+    return max(shared, key=lambda m: (sum(counts[m].values()), m), default=None)
+
+
+def time_adjustment(runs, machines=None):
     """{agent: factor}: the Appendix C factor (fastest agent's frames/s over this agent's) that
-    turns an agent's environment steps into the steps the fastest agent makes in the same time.
-    Agents without a measured frames/s keep factor 1."""
+    turns an agent's environment steps into the steps the fastest agent makes in the same time;
+    and {agent: the frames/s it rests on}. Agents without a measured frames/s keep factor 1.
+
+    Frames/s differ 2x between machines, so with `machines` (one `frames_per_s_by_machine` dict
+    per run) the speeds are those of the `shared_machine` alone; without one, every run counts.
+    """
     kinds = sorted({agent for agent, *_ in runs})
+    machine = shared_machine(runs, machines) if machines is not None else None
+    if machine is None:
+        measured = [(agent, fps) for agent, _, _, fps in runs]
+    else:
+        measured = [
+            (agent, by_machine[machine])
+            for (agent, *_), by_machine in zip(runs, machines)
+            if machine in by_machine
+        ]
     speed = {
-        kind: float(np.mean([fps for agent, _, _, fps in runs if agent == kind])) for kind in kinds
+        kind: float(np.mean([fps for agent, fps in measured if agent == kind])) for kind in kinds
     }
     fastest = max(speed.values(), default=0.0)
     return {
@@ -85,7 +131,7 @@ def plot_training_curves(
             )
         runs = [(label,) + tuple(run[1:]) for label, run in zip(groups, runs)]
     kinds = sorted({agent for agent, *_ in runs})
-    factor, speed = time_adjustment(runs)
+    factor, speed = time_adjustment(runs, [frames_per_s_by_machine(d) for d in run_dirs])
     x_label = "environment steps"
     if time_adjusted:
         fastest = max(speed, key=speed.get)

@@ -194,13 +194,14 @@ PRESETS = {
 # uniformly random policy wins about 2%. On 7 x 6 with solution lengths 1-2 (all seven types of
 # length <= 2) the relational agent stayed at the random policy's 0.02 for 700,000 steps
 # (docs/benchmarks.md, "Choosing bridge-small"). The easy preset's recipe, its learning rate
-# annealed over a run's 5M steps instead of 600,000.
+# annealed over a run's 3M steps instead of 600,000 (`reproduce_small.py` stretches the schedule
+# to the run's length when it is given another: `lr_schedule_over`).
 PRESETS["bridge-small"] = {
     "env": "BridgeBoxWorld-v0",
     "env_config": {"rows": 5, "cols": 6, "max_solution_length": 1, "max_steps": 40},
     "overrides": {
         **PRESETS["easy"]["overrides"],
-        "lr_schedule": [[0, 5e-4], [5_000_000, 5e-5]],  # environment steps
+        "lr_schedule": [[0, 5e-4], [3_000_000, 5e-5]],  # environment steps
     },
 }
 
@@ -216,6 +217,16 @@ def preset_overrides(preset, overrides=None):
     if "lr" in overrides and "lr_schedule" not in overrides:
         merged.pop("lr_schedule", None)
     return merged
+
+
+def lr_schedule_over(preset, timesteps):
+    """The preset's `lr_schedule` with its steps scaled so that it ends at `timesteps` (a run of
+    another length anneals over the whole run); None when the preset has no schedule."""
+    schedule = preset["overrides"].get("lr_schedule")
+    if not schedule:
+        return None
+    end = schedule[-1][0]
+    return [[round(step * timesteps / end), lr] for step, lr in schedule]
 
 
 def apply_overrides(config, overrides):

@@ -12,6 +12,8 @@
                             rate of its saved weights, else training win rate
       plots/win_rate.png    the training curve
       evaluation.json       win rates per puzzle type (after `--evaluate` or `evaluate`)
+      machines.json         which machine trained which iterations (`record_machine`): frames/s
+                            differ 2x between machines, so only those of one machine compare
 
 Every file that a crash could leave half-written is written to a temporary name in the same
 directory and then renamed over the old one (`os.replace` is atomic on POSIX).
@@ -20,6 +22,7 @@ directory and then renamed over the old one (`os.replace` is atomic on POSIX).
 import csv
 import json
 import os
+import platform
 import shutil
 import tempfile
 from pathlib import Path
@@ -44,6 +47,24 @@ def atomic_write_text(path, text):
         raise
 
 
+def this_machine():
+    """What decides a run's frames/s here: "<CPU model> x <logical CPUs>"."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            model = next(
+                (
+                    line.split(":", 1)[1].strip()
+                    for line in cpuinfo
+                    if line.startswith("model name")
+                ),
+                "",
+            )
+    except OSError:
+        pass
+    return f"{model or platform.processor() or platform.machine()} x {os.cpu_count()}"
+
+
 class RunDirectory:
     """The files of one training run under `root`."""
 
@@ -55,6 +76,7 @@ class RunDirectory:
         self.checkpoints_dir = self.root / "checkpoints"
         self.plots_dir = self.root / "plots"
         self.evaluation_file = self.root / "evaluation.json"
+        self.machines_file = self.root / "machines.json"
 
     def create(self):
         for directory in (self.root, self.events_dir, self.checkpoints_dir, self.plots_dir):
@@ -95,7 +117,7 @@ class RunDirectory:
             best is None or _rank(candidate) > _rank(best)
         ):
             self._write_best(candidate)
-        self._prune_checkpoints(keep)
+        self.prune_checkpoints(keep)
         return final
 
     def rescore_best(self, check):
@@ -147,7 +169,8 @@ class RunDirectory:
             if p.is_dir() and p.name.startswith(CHECKPOINT_PREFIX)
         )
 
-    def _prune_checkpoints(self, keep):
+    def prune_checkpoints(self, keep):
+        """Deletes all but the `keep` newest checkpoints and the best one."""
         best = self._read_best()
         for stale in self.checkpoints()[:-keep]:
             if best is not None and stale.name == best["checkpoint"]:
@@ -155,6 +178,30 @@ class RunDirectory:
             shutil.rmtree(stale, ignore_errors=True)
         for leftover in self.checkpoints_dir.glob(".saving-*"):
             shutil.rmtree(leftover, ignore_errors=True)
+
+    # -- machines --------------------------------------------------------------------------
+    def record_machine(self, from_iteration, machine=None):
+        """Notes that the iterations after `from_iteration` train on `machine` (default: this
+        one); entries of iterations that a resume from `from_iteration` throws away go."""
+        entries = [e for e in self.read_machines() if e["from_iteration"] < int(from_iteration)]
+        entries.append(
+            {"from_iteration": int(from_iteration), "machine": machine or this_machine()}
+        )
+        atomic_write_text(self.machines_file, json.dumps(entries, indent=2) + "\n")
+
+    def read_machines(self):
+        """`record_machine`'s entries, oldest first ([] for a run from before they existed)."""
+        if not self.machines_file.is_file():
+            return []
+        return json.loads(self.machines_file.read_text(encoding="utf-8"))
+
+    def machine_of(self, iteration):
+        """The machine that trained `iteration` (counted from 1), or None if unrecorded."""
+        machine = None
+        for entry in self.read_machines():
+            if int(iteration) > entry["from_iteration"]:
+                machine = entry["machine"]
+        return machine
 
     # -- metrics ---------------------------------------------------------------------------
     def read_metrics(self):

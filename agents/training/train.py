@@ -132,6 +132,7 @@ def train(
 
     start_ray(address, arguments.num_env_runners)
     algorithm = build_algorithm(arguments, checkpoint, config)
+    run.record_machine(algorithm.iteration)
     if checkpoint is not None:
         run.truncate_metrics(algorithm.iteration)
         print(

@@ -302,6 +302,40 @@ def test_training_curves_mean_std_per_run_panels_and_time_adjustment(tmp_path):
     assert (tmp_path / "adjusted.pdf").read_bytes()[:4] == b"%PDF"
 
 
+def test_time_adjustment_compares_frames_per_s_of_one_machine_only(tmp_path):
+    from keras_simplicial.agents.analysis.training_curves import (
+        frames_per_s_by_machine,
+        load_curve,
+        shared_machine,
+        time_adjustment,
+    )
+    from keras_simplicial.agents.training.run_directory import RunDirectory
+
+    # Both agents ran on machine "A"; the relational run also went on, twice as fast, on "B".
+    runs = [
+        _fake_run(tmp_path / "r1", "relational", 2000, [0.1] * 4),
+        _fake_run(tmp_path / "r2", "relational", 4000, [0.1] * 4),
+        _fake_run(tmp_path / "s1", "simplicial", 1000, [0.1] * 4),
+    ]
+    for run in runs[:1] + runs[2:]:
+        RunDirectory(run).record_machine(0, "A")
+    RunDirectory(runs[1]).record_machine(0, "B")
+    RunDirectory(runs[0]).record_machine(3, "B")
+    machines = [frames_per_s_by_machine(run) for run in runs]
+    assert machines[1] == {"B": 4000} and machines[2] == {"A": 1000}
+    assert set(machines[0]) == {"A", "B"}
+    curves = [load_curve(run) for run in runs]
+    assert shared_machine(curves, machines) == "A"
+    factor, speed = time_adjustment(curves, machines)
+    assert speed == {"relational": 2000, "simplicial": 1000} and factor["simplicial"] == 2.0
+    # No machine ran both agents: every run counts; a run from before machines were recorded.
+    assert shared_machine(curves[1:], machines[1:]) is None
+    _, speed = time_adjustment(curves[1:], machines[1:])
+    assert speed == {"relational": 4000, "simplicial": 1000}
+    old = _fake_run(tmp_path / "old", "relational", 3000, [0.1] * 3)
+    assert frames_per_s_by_machine(old) == {"unrecorded": 3000}
+
+
 def test_per_type_win_rates_mean_and_std_side_by_side(tmp_path):
     from keras_simplicial.agents.analysis.win_rate_figures import (
         load_evaluations,

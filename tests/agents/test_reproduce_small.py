@@ -19,8 +19,17 @@ def reproduce():
 
 
 def test_arguments(reproduce, capsys):
+    from keras_simplicial.agents.training.impala import PRESETS
+
     args = reproduce.parse_args([])
     assert args.preset == "bridge-small" and args.seeds == [1, 2, 3]
+    assert args.config == {"lr_schedule": PRESETS["bridge-small"]["overrides"]["lr_schedule"]}
+    # Another length anneals the learning rate over the whole run.
+    args = reproduce.parse_args(["--stop-timesteps", "1500000"])
+    assert args.config == {"lr_schedule": [[0, 5e-4], [1_500_000, 5e-5]]}
+    with pytest.raises(SystemExit):
+        reproduce.parse_args(["--stop-timesteps", "0"])
+    assert "--stop-timesteps must be a positive" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         reproduce.parse_args(["--preset", "huge"])
     assert "--preset must be one of" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """Checkpoint bookkeeping of a run directory: atomic saves, pruning, and the best checkpoint."""
 
 import json
+import os
 from pathlib import Path
 
 from keras_simplicial.agents.training.run_directory import RunDirectory
@@ -79,3 +80,30 @@ def test_an_older_best_is_rescored_before_checked_ones_compete(tmp_path):
     assert run.best_checkpoint()[0].name == "iter_000010"
     run.save_checkpoint(algorithm, 30, win_rate=0.2, check=lambda checkpoint: 0.8)
     assert run.best_checkpoint()[0].name == "iter_000030"
+
+
+def test_prune_checkpoints_keeps_the_newest_and_the_best(tmp_path):
+    run = RunDirectory(tmp_path / "run").create()
+    for iteration, win_rate in ((1, 0.2), (2, 0.9), (3, 0.1), (4, 0.3)):
+        run.save_checkpoint(FakeAlgorithm(), iteration, keep=3, win_rate=win_rate)
+    run.prune_checkpoints(keep=1)
+    assert [path.name for path in run.checkpoints()] == ["iter_000002", "iter_000004"]
+    assert run.latest_checkpoint().name == "iter_000004"
+
+
+def test_machines_are_recorded_per_stretch_of_iterations_and_a_resume_drops_the_lost_ones(
+    tmp_path,
+):
+    from keras_simplicial.agents.training.run_directory import this_machine
+
+    run = RunDirectory(tmp_path / "run").create()
+    assert run.read_machines() == [] and run.machine_of(1) is None
+    run.record_machine(0, "fast x 2")
+    run.record_machine(40, "slow x 2")
+    run.record_machine(70, "other x 16")
+    # A resume from the checkpoint of iteration 60 throws iterations 61-70 away, and their entry.
+    run.record_machine(60)
+    assert [e["from_iteration"] for e in run.read_machines()] == [0, 40, 60]
+    assert run.machine_of(40) == "fast x 2" and run.machine_of(41) == "slow x 2"
+    assert run.machine_of(61) == this_machine()
+    assert this_machine().endswith(f" x {os.cpu_count()}")

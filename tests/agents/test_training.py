@@ -59,6 +59,13 @@ def test_a_learning_rate_given_alone_replaces_the_presets_schedule():
     assert preset_overrides(easy, {"gamma": 0.8})["lr_schedule"] == easy["overrides"]["lr_schedule"]
 
 
+def test_a_presets_schedule_stretched_over_another_run_length():
+    from keras_simplicial.agents.training.impala import PRESETS, lr_schedule_over
+
+    assert lr_schedule_over(PRESETS["easy"], 1_200_000) == [[0, 5e-4], [1_200_000, 5e-5]]
+    assert lr_schedule_over(PRESETS["paper"], 1_000) is None
+
+
 @pytest.mark.parametrize("num_epochs", [1, 2])
 def test_lr_schedule_counts_environment_steps(num_epochs):
     """RLlib counts steps trained (each pass of `num_epochs`); the schedule reads env steps."""
