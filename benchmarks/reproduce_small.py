@@ -206,7 +206,8 @@ def probe(run_dir, checkpoint, episodes, env_id, env_config):
 
 
 def attention_figures(checkpoint, out_dir, prefix):
-    """Figures of the first won bridge episode (greedy) of `checkpoint`; their paths."""
+    """Figures of the first won bridge episode (greedy) of `checkpoint`, named
+    `<prefix>_<figure>.png` (the README links them); (board seed, episode record, paths)."""
     from keras_simplicial.agents.analysis.attention_figures import save_figures
     from keras_simplicial.agents.analysis.episode import play_episode
     from keras_simplicial.agents.training.checkpoints import load_attention_agent
@@ -223,7 +224,7 @@ def attention_figures(checkpoint, out_dir, prefix):
     paths = save_figures(record, out_dir)
     named = []
     for path in paths:
-        target = Path(out_dir) / f"{prefix}_{Path(path).name}"
+        target = Path(out_dir) / f"{prefix}_{Path(path).name.split('_', 2)[2]}"
         Path(path).replace(target)
         named.append(target)
     return board, record, named
@@ -310,7 +311,7 @@ def report(args):
         )
         best_of[agent] = (key, runs[key]["evaluations"]["best"]["checkpoint"])
     attention = {
-        agent: attention_figures(checkpoint, figures, f"{agent}_run{key[1]}")
+        agent: (key[1], *attention_figures(checkpoint, figures, f"{agent}_best"))
         for agent, (key, checkpoint) in best_of.items()
     }
 
@@ -369,9 +370,22 @@ def render(
         "",
         f"- Preset `{args.preset}`: `{preset['env']}` with "
         f"`{json.dumps(preset['env_config'], sort_keys=True)}`; IMPALA overrides "
-        f"`{json.dumps(preset['overrides'], sort_keys=True)}`.",
+        f"`{json.dumps({**preset['overrides'], **args.config}, sort_keys=True)}`.",
         f"- Seeds {', '.join(map(str, args.seeds))} per agent, {args.stop_timesteps:,} "
         "environment steps per run, one run at a time.",
+    ]
+    unfinished = [
+        f"{agent}-seed{seed} ({r['summary']['timesteps']:,} steps)"
+        for (agent, seed), r in runs.items()
+        if r["summary"]["timesteps"] < args.stop_timesteps
+    ]
+    if unfinished:
+        lines.append(
+            "- **Runs still in progress**, reported as far as they went: "
+            + ", ".join(unfinished)
+            + "."
+        )
+    lines += [
         f"- A uniformly random policy wins {random_rate:.3f} of the same puzzles.",
         f"- Checkpoints played on {args.eval_episodes:,} fresh episodes each way; logic probe on "
         f"{args.probe_episodes:,} episodes.",
@@ -473,10 +487,11 @@ def render(
                 f"{total['won']} |"
             )
     lines += ["", "## Attention of the trained agents (Section 6.1)", ""]
-    for agent, (board, record, paths) in attention.items():
+    for agent, (seed, board, record, paths) in attention.items():
         lines.append(
-            f"{agent} agent (best checkpoint of its best seed), board of seed {board}: puzzle "
-            f"type {record.puzzle_type}, {record.length} steps, {record.outcome()}."
+            f"{agent} agent, best checkpoint of its best run (seed {seed}), greedy on the board "
+            f"of seed {board}: puzzle type {record.puzzle_type}, {record.length} steps, "
+            f"{record.outcome()}; the figures show its last decision."
         )
         lines.append("")
         for path in paths:

@@ -80,7 +80,8 @@ def test_trains_resumes_and_reports_from_the_runs_alone(reproduce, tmp_path):
         assert section in text
     for name in ("learning_curves", "learning_curves_per_run", "learning_curves_time_adjusted"):
         assert (figures / f"{name}.png").exists()
-    assert list(figures.glob("simplicial_run*_two_simplicial.png"))
+    assert (figures / "simplicial_best_two_simplicial.png").exists()
+    assert (figures / "relational_best_one_simplicial.png").exists()
     # Again, from the run directories alone: nothing is trained and the numbers are the same.
     doc.unlink()
     assert reproduce.main(argv + ["--report-only"]) == 0
