@@ -62,10 +62,7 @@ def frames_per_s_by_machine(run_dir):
         fps, iteration = float(row.get("frames_per_s") or 0.0), int(row["training_iteration"])
         if fps <= 0:
             continue
-        machine = "unrecorded"
-        for entry in entries:
-            if iteration > entry["from_iteration"]:
-                machine = entry["machine"]
+        machine = run.machine_of(iteration, entries) or "unrecorded"
         measured.setdefault(machine, []).append(fps)
     return {machine: float(np.median(values)) for machine, values in measured.items()}
 

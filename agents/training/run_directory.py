@@ -195,10 +195,11 @@ class RunDirectory:
             return []
         return json.loads(self.machines_file.read_text(encoding="utf-8"))
 
-    def machine_of(self, iteration):
-        """The machine that trained `iteration` (counted from 1), or None if unrecorded."""
+    def machine_of(self, iteration, entries=None):
+        """The machine that trained `iteration` (counted from 1), or None if unrecorded;
+        `entries`: `read_machines()` read once by a caller that asks for many iterations."""
         machine = None
-        for entry in self.read_machines():
+        for entry in self.read_machines() if entries is None else entries:
             if int(iteration) > entry["from_iteration"]:
                 machine = entry["machine"]
         return machine
