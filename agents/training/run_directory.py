@@ -49,7 +49,6 @@ def atomic_write_text(path, text):
 
 def this_machine():
     """What decides a run's frames/s here: "<CPU model> x <logical CPUs>"."""
-    model = ""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
             model = next(
@@ -60,8 +59,8 @@ def this_machine():
                 ),
                 "",
             )
-    except OSError:
-        pass
+    except OSError:  # no /proc/cpuinfo: not Linux
+        model = ""
     return f"{model or platform.processor() or platform.machine()} x {os.cpu_count()}"
 
 
