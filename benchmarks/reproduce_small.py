@@ -37,6 +37,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
@@ -46,6 +47,7 @@ import learning_curve  # noqa: E402  (benchmarks/learning_curve.py: training and
 
 AGENTS = ("relational", "simplicial")
 LATE_FRACTION = 0.1  # "late in the run": the last tenth of the steps
+PLATEAU_BELOW = 0.9  # a run whose late training win rate stays below this is held at a plateau
 ATTENTION_BOARD_SEEDS = range(100)  # where to look for a bridge episode to draw
 # How the agents are compared over seeds: {name: (value of one run's record, higher is better)}.
 MEASURES = {
@@ -230,7 +232,25 @@ def attention_figures(checkpoint, out_dir, prefix):
     return board, record, named
 
 
-def report(args):
+@dataclass
+class Findings:
+    """What the report shows, every field computed from the run directories by `findings`."""
+
+    preset: dict
+    runs: dict  # {(agent, seed): one run's record, see `findings`}
+    comparisons: dict  # {measure: agents.analysis.comparison result}, simplicial vs relational
+    per_type: dict  # {agent: {puzzle type: (mean, std, rates)}} of the best checkpoints, sampled
+    random_rate: float  # a uniformly random policy's win rate on the preset's puzzles
+    time_factor: dict  # {agent: Appendix C's factor on its steps}
+    frames_per_s: dict  # {agent: frames/s behind time_factor}
+    speed_machine: str | None  # the machine those frames/s come from (None: every machine)
+    curve_paths: dict  # {"figure4" | "per_run" | "time_adjusted": figure path}
+    per_type_path: Path
+    attention: dict  # {agent: (seed, board seed, episode record, figure paths)}
+
+
+def findings(args):
+    """Evaluate, probe and draw every run of `args` (cached evaluations are reused)."""
     from keras_simplicial.agents.analysis.comparison import compare_seeds
     from keras_simplicial.agents.analysis.training_curves import (
         frames_per_s_by_machine,
@@ -267,8 +287,7 @@ def report(args):
         [load_curve(d) for d in ordered],
         [frames_per_s_by_machine(d) for d in ordered],
     )
-    factor, speed = time_adjustment(curves, machines)
-    speed_machine = shared_machine(curves, machines)
+    time_factor, frames_per_s = time_adjustment(curves, machines)
 
     runs = {}
     for (agent, seed), run_dir in dirs.items():
@@ -295,13 +314,8 @@ def report(args):
         )
 
     reports = [r["best_sampled_report"] for r in runs.values()]
-    plot_per_type_win_rates(
-        reports,
-        figures / "win_rate_per_puzzle_type.png",
-        title="best checkpoints, sampled",
-    )
-    per_type = per_type_statistics(reports)
-    random_rate = learning_curve.random_policy_win_rate(preset["env"], preset["env_config"])
+    per_type_path = figures / "win_rate_per_puzzle_type.png"
+    plot_per_type_win_rates(reports, per_type_path, title="best checkpoints, sampled")
 
     best_of = {}
     for agent in AGENTS:
@@ -314,52 +328,60 @@ def report(args):
         agent: (key[1], *attention_figures(checkpoint, figures, f"{agent}_best"))
         for agent, (key, checkpoint) in best_of.items()
     }
-
-    text = render(
-        args,
-        preset,
-        runs,
-        comparisons,
-        per_type,
-        random_rate,
-        factor,
-        speed,
-        speed_machine,
-        curve_paths,
-        attention,
+    return Findings(
+        preset=preset,
+        runs=runs,
+        comparisons=comparisons,
+        per_type=per_type_statistics(reports),
+        random_rate=learning_curve.random_policy_win_rate(preset["env"], preset["env_config"]),
+        time_factor=time_factor,
+        frames_per_s=frames_per_s,
+        speed_machine=shared_machine(curves, machines),
+        curve_paths=curve_paths,
+        per_type_path=per_type_path,
+        attention=attention,
     )
-    Path(args.doc).write_text(text)
+
+
+def report(args):
+    """Write `args.doc` and `<out>/reproduction.json` from the run directories."""
+    found = findings(args)
+    Path(args.doc).write_text(render(args, found))
     data = {
         "args": {k: v for k, v in vars(args).items()},
         "runs": {
             f"{a}-seed{s}": {k: v for k, v in r.items() if k != "best_sampled_report"}
-            for (a, s), r in runs.items()
+            for (a, s), r in found.runs.items()
         },
-        "comparisons": {k: c.to_json() for k, c in comparisons.items()},
-        "random_policy_win_rate": random_rate,
+        "comparisons": {k: c.to_json() for k, c in found.comparisons.items()},
+        "random_policy_win_rate": found.random_rate,
     }
     (Path(args.out) / "reproduction.json").write_text(json.dumps(data, indent=2, default=str))
-    print(f"Wrote {args.doc} and its figures in {figures}")
+    print(f"Wrote {args.doc} and its figures in {args.figures}")
 
 
 def relative(path, doc):
     return os.path.relpath(path, Path(doc).parent)
 
 
-def render(
-    args,
-    preset,
-    runs,
-    comparisons,
-    per_type,
-    random_rate,
-    factor,
-    speed,
-    speed_machine,
-    curve_paths,
-    attention,
-):
-    count = learning_curve.count
+def render(args, found):
+    """docs/reproduction.md: one section after the other, each from `found` alone."""
+    sections = [
+        setup_section(args, found),
+        curves_section(args, found),
+        per_run_section(found),
+        ahead_section(found),
+        per_type_section(args, found),
+        probe_section(found),
+        attention_section(args, found),
+    ]
+    if args.preset != "paper":
+        sections.append(scale_section(found))
+    return "\n".join(line for section in sections for line in section)
+
+
+def setup_section(args, found):
+    preset = found.preset
     lines = [
         "# Reproduction at small scale: relational vs simplicial on a small bridge BoxWorld",
         "",
@@ -376,7 +398,7 @@ def render(
     ]
     unfinished = [
         f"{agent}-seed{seed} ({r['summary']['timesteps']:,} steps)"
-        for (agent, seed), r in runs.items()
+        for (agent, seed), r in found.runs.items()
         if r["summary"]["timesteps"] < args.stop_timesteps
     ]
     if unfinished:
@@ -386,32 +408,48 @@ def render(
             + "."
         )
     lines += [
-        f"- A uniformly random policy wins {random_rate:.3f} of the same puzzles.",
+        f"- A uniformly random policy wins {found.random_rate:.3f} of the same puzzles.",
         f"- Checkpoints played on {args.eval_episodes:,} fresh episodes each way; logic probe on "
         f"{args.probe_episodes:,} episodes.",
         "",
+    ]
+    return lines
+
+
+def curves_section(args, found):
+    paths, factor, speed = found.curve_paths, found.time_factor, found.frames_per_s
+    where = (
+        f"on {found.speed_machine} " if found.speed_machine else "on every machine the runs used "
+    )
+    return [
         "## Learning curves (Figures 4-6, Appendix C)",
         "",
-        f"![mean and standard deviation per agent]({relative(curve_paths['figure4'], args.doc)})",
+        f"![mean and standard deviation per agent]({relative(paths['figure4'], args.doc)})",
         "",
-        f"![one panel per run]({relative(curve_paths['per_run'], args.doc)})",
+        f"![one panel per run]({relative(paths['per_run'], args.doc)})",
         "",
         "Time-adjusted (Appendix C): measured frames/s "
-        + (f"on {speed_machine} " if speed_machine else "on every machine the runs used ")
+        + where
         + ", ".join(f"{agent} {speed[agent]:,.0f}" for agent in sorted(speed))
         + "; the slower agent's steps are multiplied by "
         + ", ".join(f"{factor[a]:.2f} ({a})" for a in sorted(factor) if factor[a] != 1.0)
         + " (the paper: 1.9/1.4 = 1.36 on its cluster).",
         "",
-        f"![time-adjusted]({relative(curve_paths['time_adjusted'], args.doc)})",
+        f"![time-adjusted]({relative(paths['time_adjusted'], args.doc)})",
         "",
+    ]
+
+
+def per_run_section(found):
+    count = learning_curve.count
+    lines = [
         "## Per run",
         "",
         "| run | steps | steps to 0.5 / 0.9 | training win rate: whole run, last tenth | best: "
         "greedy, sampled | final: greedy, sampled | frames/s |",
         "|---|---|---|---|---|---|---|",
     ]
-    for (agent, seed), r in runs.items():
+    for (agent, seed), r in found.runs.items():
         s, e = r["summary"], r["evaluations"]
         to = " / ".join(count(s["steps_to"][level]) for level in ("0.5", "0.9"))
         lines.append(
@@ -421,8 +459,11 @@ def render(
             f"**{e['final']['greedy']['win_rate']:.3f}**, {e['final']['sampled']['win_rate']:.3f} "
             f"| {count(s['median_frames_per_s'])} |"
         )
-    lines += [
-        "",
+    return lines + [""]
+
+
+def ahead_section(found):
+    lines = [
         "## Which agent is ahead",
         "",
         "Simplicial minus relational, over seeds: difference of the means, bootstrap 95% "
@@ -433,34 +474,38 @@ def render(
         "| measure | relational | simplicial | difference | 95% interval | p |",
         "|---|---|---|---|---|---|",
     ]
-    for name, c in comparisons.items():
+    for name, c in found.comparisons.items():
         lines.append(
             f"| {name} | {c.mean_a:.3f} | {c.mean_b:.3f} | {c.difference:+.3f} | "
             f"[{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}] | {c.p_value:.2f} ({c.min_p_value:.2f}) |"
         )
-    lines += ["", conclusion(comparisons), ""]
-    lines += [
+    return lines + ["", conclusion(found.comparisons), ""]
+
+
+def per_type_section(args, found):
+    per_type = found.per_type
+    lines = [
         "## Win rate per puzzle type (Figures 10-11)",
         "",
         "Best checkpoints, sampled; mean (standard deviation) over seeds. Puzzle type (a, b, c):",
         "solution length a, bridge from b to c, (a, 0, 0) without a bridge (Section 6.2).",
         "",
-        "![per puzzle type]("
-        + relative(Path(args.figures) / "win_rate_per_puzzle_type.png", args.doc)
-        + ")",
+        f"![per puzzle type]({relative(found.per_type_path, args.doc)})",
         "",
+        "| puzzle type | " + " | ".join(per_type) + " |",
+        "|---|" + "---|" * len(per_type),
     ]
-    types = sorted({t for by_type in per_type.values() for t in by_type})
-    lines.append("| puzzle type | " + " | ".join(per_type) + " |")
-    lines.append("|---|" + "---|" * len(per_type))
-    for t in types:
+    for t in sorted({t for by_type in per_type.values() for t in by_type}):
         cells = [
             f"{per_type[a][t][0]:.3f} ({per_type[a][t][1]:.3f})" if t in per_type[a] else "-"
             for a in per_type
         ]
         lines.append(f"| {t} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
+    return lines + [""]
+
+
+def probe_section(found):
+    lines = [
         "## Logic probe",
         "",
         "Bridge episodes of the best checkpoints (sampled), summed over seeds, by whether the "
@@ -473,7 +518,7 @@ def render(
     ]
     for agent in AGENTS:
         rows = {}
-        for (a, _), r in runs.items():
+        for (a, _), r in found.runs.items():
             if a != agent:
                 continue
             for row, entry in r["probe"]["rows"].items():
@@ -486,20 +531,70 @@ def render(
                 f"| {agent} | {row} | {total['episodes']} | {total['avoided']} | {rate} | "
                 f"{total['won']} |"
             )
-    lines += ["", "## Attention of the trained agents (Section 6.1)", ""]
-    for agent, (seed, board, record, paths) in attention.items():
-        lines.append(
+    return lines + [""]
+
+
+def attention_section(args, found):
+    lines = ["## Attention of the trained agents (Section 6.1)", ""]
+    for agent, (seed, board, record, paths) in found.attention.items():
+        lines += [
             f"{agent} agent, best checkpoint of its best run (seed {seed}), greedy on the board "
             f"of seed {board}: puzzle type {record.puzzle_type}, {record.length} steps, "
-            f"{record.outcome()}; the figures show its last decision."
+            f"{record.outcome()}; the figures show its last decision.",
+            "",
+        ]
+        lines += [f"![{path.stem}]({relative(path, args.doc)})" for path in paths]
+        lines.append("")
+    return lines
+
+
+def plateaus(found):
+    """Runs whose training win rate over their last tenth stays below `PLATEAU_BELOW`, each with
+    the puzzle type its best checkpoint loses most: [(agent, seed, late rate, type, its rate)]."""
+    from keras_simplicial.agents.analysis.win_rate_figures import parse_puzzle_type
+
+    held = []
+    for (agent, seed), r in found.runs.items():
+        if r["late"] >= PLATEAU_BELOW:
+            continue
+        by_type = {
+            parse_puzzle_type(name): entry["win_rate"]
+            for name, entry in r["best_sampled_report"]["per_puzzle_type"].items()
+            if entry.get("episodes", 0) > 0
+        }
+        weakest = min(by_type, key=by_type.get)
+        held.append((agent, seed, r["late"], weakest, by_type[weakest]))
+    return held
+
+
+def scale_section(found):
+    held = plateaus(found)
+    if held:
+        listed = "; ".join(
+            f"{agent}-seed{seed} at {late:.3f} (its best checkpoint wins {rate:.3f} of "
+            f"{puzzle_type} puzzles, sampled)"
+            for agent, seed, late, puzzle_type, rate in held
         )
-        lines.append("")
-        for path in paths:
-            lines.append(f"![{path.stem}]({relative(path, args.doc)})")
-        lines.append("")
-    if args.preset == "paper":
-        return "\n".join(lines)
-    lines += [
+        plateau = (
+            f"Runs whose training win rate over the last tenth stays below {PLATEAU_BELOW}: "
+            f"{listed}. "
+        )
+        agents = sorted({agent for agent, *_ in held})
+        plateau += (
+            "A plateau set by one puzzle type is the shape of the paper's, but there it holds the "
+            "relational agent; here it holds "
+            + " and ".join(f"{sum(a == agent for a, *_ in held)} {agent}" for agent in agents)
+            + " run(s) out of "
+            + ", ".join(f"{sum(a == agent for a, _ in found.runs)} {agent}" for agent in AGENTS)
+            + ", within this scale's steps."
+        )
+    else:
+        plateau = (
+            f"Every run ends above a {PLATEAU_BELOW} training win rate: at this scale neither "
+            "agent holds at a plateau like the paper's 0.85, so the comparison above is one of "
+            "learning speed."
+        )
+    return [
         "## What this does and does not say about the paper's claim",
         "",
         "The paper's claim is about bridge BoxWorld at full size (7 x 9, solution lengths 1-3, no "
@@ -507,12 +602,11 @@ def render(
         "0.85 and the simplicial one passes it. This comparison keeps the bridge and its puzzle "
         "types but shrinks the board, the solution lengths and the horizon, and trains each run "
         "for a tiny fraction of the paper's steps on two cores: it shows which agent learns "
-        "bridge BoxWorld faster in its first steps, at this size, over these seeds. It says "
-        "nothing about the plateau, which neither agent reaches at this scale unless the curves "
-        "above show it.",
+        "bridge BoxWorld faster in its first steps, at this size, over these seeds.",
+        "",
+        plateau,
         "",
     ]
-    return "\n".join(lines)
 
 
 def conclusion(comparisons):

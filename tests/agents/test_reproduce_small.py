@@ -63,6 +63,54 @@ def test_conclusion_follows_the_numbers(reproduce):
     assert "On the steps to 0.9, the simplicial agent is ahead by 1.133 on every seed" in text
 
 
+def _findings(reproduce, late_rates):
+    """Findings with only what `plateaus` and `scale_section` read: {(agent, seed): late rate}."""
+
+    def record(late):
+        return {
+            "late": late,
+            "best_sampled_report": {
+                "per_puzzle_type": {
+                    "(1, 0, 0)": {"episodes": 500, "win_rate": 0.98},
+                    "(1, 1, 2)": {"episodes": 500, "win_rate": 2 * late - 0.98},
+                    "(2, 0, 0)": {"episodes": 0, "win_rate": 0.0},
+                }
+            },
+        }
+
+    return reproduce.Findings(
+        preset={},
+        runs={key: record(late) for key, late in late_rates.items()},
+        comparisons={},
+        per_type={},
+        random_rate=0.02,
+        time_factor={},
+        frames_per_s={},
+        speed_machine=None,
+        curve_paths={},
+        per_type_path=Path("x.png"),
+        attention={},
+    )
+
+
+def test_plateaus_name_the_runs_held_below_0_9_and_the_type_they_lose(reproduce):
+    found = _findings(
+        reproduce,
+        {("relational", 1): 0.99, ("simplicial", 1): 0.82, ("relational", 2): 1.0,
+         ("simplicial", 2): 0.995},
+    )  # fmt: skip
+    [(agent, seed, late, puzzle_type, rate)] = reproduce.plateaus(found)
+    assert (agent, seed, late, puzzle_type) == ("simplicial", 1, 0.82, (1, 1, 2))
+    assert rate == pytest.approx(0.66)
+    text = "\n".join(reproduce.scale_section(found))
+    assert "simplicial-seed1 at 0.820 (its best checkpoint wins 0.660 of (1, 1, 2)" in text
+    assert "here it holds 1 simplicial run(s) out of 2 relational, 2 simplicial" in text
+
+    found = _findings(reproduce, {("relational", 1): 0.95, ("simplicial", 1): 0.97})
+    assert reproduce.plateaus(found) == []
+    assert "neither agent holds at a plateau" in "\n".join(reproduce.scale_section(found))
+
+
 @pytest.mark.slow
 def test_trains_resumes_and_reports_from_the_runs_alone(reproduce, tmp_path):
     out, doc, figures = tmp_path / "runs", tmp_path / "reproduction.md", tmp_path / "figures"
