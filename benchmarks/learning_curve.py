@@ -124,18 +124,27 @@ def train_or_resume(run_dir, agent, seed, preset, args, stop_timesteps=None):
         )
 
 
+def checkpoint_key(checkpoint):
+    """What a cached result of a run's own checkpoint is keyed by: its name in the run's
+    checkpoints folder (`iter_000120`), not its path, so that the caches of a run directory hold
+    wherever it is cloned and however `--out` is spelled (relative or absolute)."""
+    return Path(str(checkpoint)).name
+
+
 def evaluate_checkpoints(run_dir, checkpoints, episodes):
-    """Win rates of `{name: checkpoint}`, sampled and greedy, cached in
-    `evaluation_<name>_<mode>.json` (re-used while they name the same checkpoint)."""
+    """Win rates of `{name: checkpoint}` (checkpoints of the run in `run_dir`), sampled and
+    greedy, cached in `evaluation_<name>_<mode>.json` (re-used while they name the same
+    checkpoint, by `checkpoint_key`)."""
     from keras_simplicial.agents.analysis.evaluation import evaluate_checkpoint
     from keras_simplicial.agents.training.checkpoints import load_policy
 
     results, done = {}, {}
     for which, checkpoint in checkpoints.items():
-        if str(checkpoint) in done:
-            results[which] = results[done[str(checkpoint)]]
+        key = checkpoint_key(checkpoint)
+        if key in done:
+            results[which] = results[done[key]]
             continue
-        done[str(checkpoint)] = which
+        done[key] = which
         results[which] = {"checkpoint": str(checkpoint)}
         policy = None
         for mode, explore in (("sampled", True), ("greedy", False)):
@@ -143,7 +152,7 @@ def evaluate_checkpoints(run_dir, checkpoints, episodes):
             report = json.loads(path.read_text()) if path.exists() else None
             if (
                 report is None
-                or report.get("checkpoint") != str(checkpoint)
+                or checkpoint_key(report.get("checkpoint", "")) != key
                 or report["overall"]["episodes"] != episodes
             ):
                 policy = policy or load_policy(checkpoint)
@@ -185,7 +194,8 @@ def evaluate_budget(run_dir, budget, episodes):
     best = run.best_checkpoint()
     checkpoint = best[0] if best else run.latest_checkpoint()
     if path.exists():
-        checkpoint = json.loads(path.read_text())["checkpoint"]
+        recorded = json.loads(path.read_text())["checkpoint"]
+        checkpoint = run.checkpoints_dir / checkpoint_key(recorded)
     elif checkpoint is None or (
         steps_at.get(iteration_of(checkpoint), budget + 1) > budget
         and summarise(run_dir)["timesteps"] > budget + SAMPLE_GRANULARITY

@@ -47,10 +47,15 @@ RUNNER_TIMERS = (
 
 def measure(preset_name, agent, layout, seconds, warmup_s):
     """Frames/s sampled and trained, and the per-1,000-frame profile of one configuration."""
+    return measure_layout(preset_name, agent, *LAYOUTS[layout], seconds, warmup_s)
+
+
+def measure_layout(preset_name, agent, sampler, num_runners, num_envs, seconds, warmup_s):
+    """`measure` of any layout: `sampler` ("batched" or "rllib"), `num_runners` remote env
+    runners (0: sample in the driver), `num_envs` boards per runner."""
     from keras_simplicial.agents.training.impala import PRESETS, impala_config
 
     preset = PRESETS[preset_name]
-    sampler, num_runners, num_envs = LAYOUTS[layout]
     config = impala_config(
         preset["env"],
         agent,

@@ -102,14 +102,27 @@ def time_adjustment(runs, machines=None):
     speed = {
         kind: float(np.mean([fps for agent, fps in measured if agent == kind])) for kind in kinds
     }
-    fastest = max(speed.values(), default=0.0)
+    return appendix_c_factors(speed), speed
+
+
+def appendix_c_factors(frames_per_s):
+    """{agent: fastest agent's frames/s over this agent's} from {agent: frames/s}; an agent
+    without a measured (positive) frames/s keeps factor 1."""
+    fastest = max(frames_per_s.values(), default=0.0)
     return {
-        kind: fastest / speed[kind] if fastest > 0 and speed[kind] > 0 else 1.0 for kind in kinds
-    }, speed
+        kind: fastest / fps if fastest > 0 and fps > 0 else 1.0
+        for kind, fps in frames_per_s.items()
+    }
 
 
 def plot_training_curves(
-    run_dirs, path, per_run_panels=False, time_adjusted=False, seed_lines=False, groups=None
+    run_dirs,
+    path,
+    per_run_panels=False,
+    time_adjusted=False,
+    seed_lines=False,
+    groups=None,
+    frames_per_s=None,
 ):
     """Writes the training-curve figure of `run_dirs` to `path` (PNG or PDF); returns the figure.
 
@@ -119,6 +132,8 @@ def plot_training_curves(
     `time_adjustment` (Appendix C: the simplicial agent's axis times 1.9/1.4 in the paper).
     `seed_lines` adds each run as a faint line to the first panel. `groups` (one label per run)
     groups the runs by label instead of by agent kind, e.g. to compare two configurations.
+    `frames_per_s` ({agent: frames/s}, e.g. both agents measured back to back on one machine)
+    replaces the runs' own medians in the time adjustment.
     """
     runs = [load_curve(run_dir) for run_dir in run_dirs]
     if groups is not None:
@@ -128,7 +143,16 @@ def plot_training_curves(
             )
         runs = [(label,) + tuple(run[1:]) for label, run in zip(groups, runs)]
     kinds = sorted({agent for agent, *_ in runs})
-    factor, speed = time_adjustment(runs, [frames_per_s_by_machine(d) for d in run_dirs])
+    if frames_per_s is None:
+        factor, speed = time_adjustment(runs, [frames_per_s_by_machine(d) for d in run_dirs])
+    else:
+        missing = sorted(set(kinds) - set(frames_per_s))
+        if missing:
+            raise ValueError(
+                f"frames_per_s must name every agent of the runs {kinds}; missing {missing}."
+            )
+        speed = {kind: float(frames_per_s[kind]) for kind in kinds}
+        factor = appendix_c_factors(speed)
     x_label = "environment steps"
     if time_adjusted:
         fastest = max(speed, key=speed.get)

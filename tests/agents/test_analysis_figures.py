@@ -301,6 +301,29 @@ def test_training_curves_mean_std_per_run_panels_and_time_adjustment(tmp_path):
     assert simplicial.get_xdata().max() == pytest.approx(4000 * 1.9 / 1.4)
     assert (tmp_path / "adjusted.pdf").read_bytes()[:4] == b"%PDF"
 
+    # Speeds measured elsewhere (both agents on one machine) replace the runs' medians.
+    figure = plot_training_curves(
+        runs,
+        tmp_path / "measured.png",
+        time_adjusted=True,
+        frames_per_s={"relational": 3000, "simplicial": 1000},
+    )
+    simplicial = next(l for l in figure.axes[0].get_lines() if "simplicial" in l.get_label())
+    assert simplicial.get_xdata().max() == pytest.approx(4000 * 3.0)
+    assert "steps x 3.00" in simplicial.get_label()
+    with pytest.raises(ValueError, match="frames_per_s must name every agent.*'simplicial'"):
+        plot_training_curves(
+            runs, tmp_path / "x.png", time_adjusted=True, frames_per_s={"relational": 3000}
+        )
+
+
+def test_appendix_c_factors():
+    from keras_simplicial.agents.analysis.training_curves import appendix_c_factors
+
+    factors = appendix_c_factors({"relational": 1900.0, "simplicial": 1400.0, "other": 0.0})
+    assert factors == {"relational": 1.0, "simplicial": pytest.approx(1.9 / 1.4), "other": 1.0}
+    assert appendix_c_factors({}) == {}
+
 
 def test_time_adjustment_compares_frames_per_s_of_one_machine_only(tmp_path):
     from keras_simplicial.agents.analysis.training_curves import (

@@ -143,3 +143,47 @@ def test_an_interrupted_run_stops_the_benchmark_before_any_evaluation(
             tmp_path / "run", "simplicial", 1, preset, arguments, 300_000
         )
     assert evaluated == []
+
+
+def test_cached_evaluations_hold_wherever_the_run_directory_is(
+    learning_curve, tmp_path, monkeypatch
+):
+    """Reports name their checkpoint by absolute path (the machine that wrote them); a clone
+    elsewhere, or a relative --out, must find them by the checkpoint's name."""
+    from keras_simplicial.agents.analysis import evaluation
+    from keras_simplicial.agents.training import checkpoints
+
+    run = make_run(tmp_path / "run", iterations=30, steps_per_iteration=10_000, best_iteration=20)
+    for mode in ("sampled", "greedy"):
+        (run / f"evaluation_best_{mode}.json").write_text(
+            json.dumps(
+                {
+                    "checkpoint": "/elsewhere/run/checkpoints/iter_000020",
+                    "overall": {"episodes": 10, "win_rate": 0.75},
+                }
+            )
+        )
+    evaluated = []
+
+    def evaluate(checkpoint, episodes, explore, output, policy):
+        evaluated.append((Path(checkpoint).name, explore))
+        return {"checkpoint": str(checkpoint), "overall": {"episodes": episodes, "win_rate": 0.5}}
+
+    monkeypatch.setattr(evaluation, "evaluate_checkpoint", evaluate)
+    monkeypatch.setattr(checkpoints, "load_policy", lambda checkpoint: object())
+    monkeypatch.chdir(tmp_path)
+    relative = Path("run") / "checkpoints" / "iter_000020"
+    result = learning_curve.evaluate_checkpoints("run", {"best": relative}, episodes=10)
+    assert evaluated == [] and result["best"]["greedy"]["win_rate"] == 0.75
+    # Another checkpoint, or another number of episodes, is evaluated anew.
+    learning_curve.evaluate_checkpoints(
+        "run", {"best": Path("run/checkpoints/iter_000030")}, episodes=10
+    )
+    learning_curve.evaluate_checkpoints("run", {"best": relative}, episodes=20)
+    assert evaluated == [
+        ("iter_000030", True),
+        ("iter_000030", False),
+        ("iter_000020", True),
+        ("iter_000020", False),
+    ]
+    assert learning_curve.checkpoint_key("/a/b/checkpoints/iter_000020") == "iter_000020"

@@ -1,6 +1,7 @@
 """benchmarks/reproduce_small.py: its arguments and the conclusion it draws from the numbers."""
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -63,12 +64,54 @@ def test_conclusion_follows_the_numbers(reproduce):
     assert "On the steps to 0.9, the simplicial agent is ahead by 1.133 on every seed" in text
 
 
+def test_throughput_is_measured_once_per_preset_and_cluster(reproduce, tmp_path, monkeypatch):
+    from keras_simplicial.agents.training import train
+
+    calls = []
+
+    def measure(preset, agent, sampler, num_runners, num_envs, seconds, warmup_s):
+        calls.append((preset, agent, (sampler, num_runners, num_envs), seconds, warmup_s))
+        return {"sampled_fps": {"relational": 3000.0, "simplicial": 2000.0}[agent]}
+
+    monkeypatch.setattr(reproduce.train_throughput, "measure_layout", measure)
+    monkeypatch.setattr(train, "start_ray", lambda **kwargs: None)
+    args = reproduce.parse_args(["--out", str(tmp_path), "--throughput-seconds", "30"])
+    measured = reproduce.measured_throughput(args)
+    assert measured["frames_per_s"] == {"relational": 3000.0, "simplicial": 2000.0}
+    # The runs' layout: the batched sampler of 64 boards in the driver.
+    assert calls == [
+        ("bridge-small", agent, ("batched", 0, 64), 30.0, 15.0)
+        for agent in ("relational", "simplicial")
+    ]
+    assert json.loads((tmp_path / "throughput.json").read_text()) == measured
+    assert measured["ray"] == "embedded local Ray" and measured["machine"]
+    # Stored: not measured again; another preset (or cluster) is.
+    assert reproduce.measured_throughput(args) == measured and len(calls) == 2
+    args.preset = "easy"
+    assert reproduce.measured_throughput(args)["preset"] == "easy" and len(calls) == 4
+    args.num_env_runners = 8
+    assert reproduce.measured_throughput(args)["layout"]["num_env_runners"] == 8
+    assert calls[-1][2] == ("batched", 8, 64)
+
+
+def test_throughput_seconds_must_be_positive(reproduce, capsys):
+    with pytest.raises(SystemExit):
+        reproduce.parse_args(["--throughput-seconds", "0"])
+    assert "--throughput-seconds must be a positive number of seconds, got 0" in (
+        capsys.readouterr().err
+    )
+
+
 def _findings(reproduce, late_rates):
     """Findings with only what `plateaus` and `scale_section` read: {(agent, seed): late rate}."""
 
     def record(late):
         return {
             "late": late,
+            "evaluations": {
+                which: {"greedy": {"win_rate": min(1.0, late + 0.05)}}
+                for which in ("best", "final")
+            },
             "best_sampled_report": {
                 "per_puzzle_type": {
                     "(1, 0, 0)": {"episodes": 500, "win_rate": 0.98},
@@ -85,8 +128,7 @@ def _findings(reproduce, late_rates):
         per_type={},
         random_rate=0.02,
         time_factor={},
-        frames_per_s={},
-        speed_machine=None,
+        throughput={},
         curve_paths={},
         per_type_path=Path("x.png"),
         attention={},
@@ -99,16 +141,28 @@ def test_plateaus_name_the_runs_held_below_0_9_and_the_type_they_lose(reproduce)
         {("relational", 1): 0.99, ("simplicial", 1): 0.82, ("relational", 2): 1.0,
          ("simplicial", 2): 0.995},
     )  # fmt: skip
-    [(agent, seed, late, puzzle_type, rate)] = reproduce.plateaus(found)
+    [(agent, seed, late, puzzle_type, rate, final)] = reproduce.plateaus(found)
     assert (agent, seed, late, puzzle_type) == ("simplicial", 1, 0.82, (1, 1, 2))
-    assert rate == pytest.approx(0.66)
+    assert rate == pytest.approx(0.66) and final == pytest.approx(0.87)
     text = "\n".join(reproduce.scale_section(found))
     assert "simplicial-seed1 at 0.820 (its best checkpoint wins 0.660 of (1, 1, 2)" in text
-    assert "here it holds 1 simplicial run(s) out of 2 relational, 2 simplicial" in text
+    assert "final checkpoint 0.870 greedy)" in text and "left the plateau" not in text
+    # A run whose final checkpoint passes 0.9 left the plateau at the end.
+    found.runs[("simplicial", 1)]["evaluations"]["final"]["greedy"]["win_rate"] = 0.99
+    text = "\n".join(reproduce.scale_section(found))
+    assert "final checkpoint 0.990 greedy, so it left the plateau in its last steps)" in text
+    assert "0 of 2 relational and 1 of 2 simplicial runs" in text
+    assert "stuck before the stage where the paper's agents part" in text
 
     found = _findings(reproduce, {("relational", 1): 0.95, ("simplicial", 1): 0.97})
     assert reproduce.plateaus(found) == []
-    assert "neither agent holds at a plateau" in "\n".join(reproduce.scale_section(found))
+    text = "\n".join(reproduce.scale_section(found))
+    assert "neither agent is held by a puzzle type" in text
+    found.preset = {"env_config": {"rows": 5, "cols": 6, "max_solution_length": 1, "max_steps": 40}}
+    found.per_type = {"relational": {(1, 0, 0): (1.0, 0.0, []), (1, 1, 2): (1.0, 0.0, [])}}
+    text = "\n".join(reproduce.scale_section(found))
+    assert "plays a 5 x 6 board with solution lengths up to 1 (puzzle types (1, 0, 0), " in text
+    assert "a horizon of 40 steps" in text and "neither confirm nor refute" in text
 
 
 @pytest.mark.slow
@@ -117,6 +171,7 @@ def test_trains_resumes_and_reports_from_the_runs_alone(reproduce, tmp_path):
     argv = [
         "--seeds", "1", "2", "--stop-timesteps", "15000", "--eval-episodes", "10",
         "--probe-episodes", "10", "--out", str(out), "--doc", str(doc), "--figures", str(figures),
+        "--throughput-seconds", "4",
     ]  # fmt: skip
     assert reproduce.main(argv) == 0
     text = doc.read_text()
@@ -130,7 +185,38 @@ def test_trains_resumes_and_reports_from_the_runs_alone(reproduce, tmp_path):
         assert (figures / f"{name}.png").exists()
     assert (figures / "simplicial_best_two_simplicial.png").exists()
     assert (figures / "relational_best_one_simplicial.png").exists()
+    throughput = json.loads((out / "throughput.json").read_text())
+    assert all(throughput["frames_per_s"][agent] > 0 for agent in ("relational", "simplicial"))
+    assert "frames/s of both agents trained back to back on one machine" in text
     # Again, from the run directories alone: nothing is trained and the numbers are the same.
     doc.unlink()
     assert reproduce.main(argv + ["--report-only"]) == 0
     assert doc.read_text() == text
+
+
+def test_summary_counts_solved_runs_and_states_what_three_seeds_allow(reproduce):
+    from keras_simplicial.agents.analysis.comparison import compare_seeds
+
+    found = _findings(
+        reproduce,
+        {("relational", 1): 0.99, ("relational", 2): 1.0, ("relational", 3): 0.995,
+         ("simplicial", 1): 0.82, ("simplicial", 2): 1.0, ("simplicial", 3): 0.97},
+    )  # fmt: skip
+    found.comparisons = {
+        "mean training win rate over the run": compare_seeds([0.6, 0.7, 0.65], [0.5, 0.72, 0.55]),
+        "steps to a training win rate of 0.9 (millions)": compare_seeds(
+            [1.7, 0.8, 2.0], [1.8, 1.0, 2.9], higher_is_better=False
+        ),
+        "best checkpoint, greedy": compare_seeds([1.0, 1.0, 1.0], [0.85, 1.0, 0.99]),
+    }
+    assert set(found.comparisons) <= set(reproduce.MEASURES)
+    text = "\n".join(reproduce.summary_section(found))
+    assert "the board (training win rate over the last tenth of the run at least 0.9)" in text
+    assert "relational 3 of 3, simplicial 2 of 3;" in text
+    assert "wins at least 0.9 greedily on fresh episodes: relational 3 of 3, " in text
+    assert "simplicial 2 of 3." in text
+    learn, end = text.split("- How early they learn: ")[1].split("- Where they end: ")
+    assert "On the mean training win rate over the run, neither agent is ahead" in learn
+    assert "steps to a training win rate of 0.9 (millions), neither agent is ahead" in learn
+    assert "best checkpoint, greedy" in end and "mean training win rate over the run" not in end
+    assert "with 3 and 3 seeds the smallest two-sided permutation p-value possible is 0.10" in text
