@@ -227,6 +227,27 @@ def start_ray(address=None, num_env_runners=1):
             configure_logging=True,
             logging_level="ERROR",
         )
+    register_for_this_job()
+
+
+def register_for_this_job():
+    """Registers the agent models and the envs under the job this driver now is.
+
+    Ray's registry keys what it holds by the job id it first saw and forgets what it has sent
+    (ray 2.60, `ray.tune.registry._Registry`; ray-project/ray#8205). A driver that joins a
+    cluster again after `ray.shutdown()` (one run after another, as `make reproduce-small
+    --address` does) is a new job, and its env runners look the models up under that job's id:
+    "Registry value for rllib_model/simplicial_agent doesn't exist". An embedded local Ray is
+    new each time and its first job has the same id, which is why only clusters showed it.
+    """
+    from ray.tune.registry import _global_registry
+
+    from keras_simplicial.agents.model.rllib_model import register_agent_models
+    from keras_simplicial.agents.training.rllib_envs import register_envs
+
+    _global_registry._prefix = None  # taken from the current job at the next use
+    register_agent_models()
+    register_envs()
 
 
 def build_algorithm(arguments, checkpoint=None, config=None):

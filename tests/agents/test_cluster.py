@@ -130,3 +130,32 @@ def test_train_with_address_places_env_runners_on_both_nodes(two_node_cluster, t
     assert f"2 env runner(s) on 2 node(s): {HEAD_IP} x1, {WORKER_IP} x1" in result.stdout
     assert "Training finished" in result.stdout
     assert (out / "checkpoints" / "latest").is_file()
+
+
+@pytest.mark.slow
+def test_the_paper_scale_reproduction_command_runs_on_the_cluster(two_node_cluster, tmp_path):
+    """README's paper-scale command (`benchmarks/reproduce_small.py --preset paper --address
+    ... --num-env-runners N`), at toy sizes: both agents train, its frames/s are measured in
+    the cluster layout, and the report is written."""
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "paper"
+    command = [
+        sys.executable, str(root / "benchmarks" / "reproduce_small.py"),
+        "--preset", "paper", "--seeds", "1", "2", "--stop-timesteps", "2000",
+        "--address", two_node_cluster, "--num-env-runners", "2", "--num-envs", "4",
+        "--eval-episodes", "4", "--probe-episodes", "4", "--throughput-seconds", "4",
+        "--out", str(out), "--doc", str(out / "reproduction.md"),
+        "--figures", str(out / "figures"),
+    ]  # fmt: skip
+    result = subprocess.run(
+        command, capture_output=True, text=True, env=CLUSTER_ENV, timeout=1500, cwd=root
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert result.stdout.count(f"2 env runner(s) on 2 node(s): {HEAD_IP} x1, {WORKER_IP} x1") == 4
+    throughput = json.loads((out / "throughput.json").read_text())
+    assert throughput["ray"] == two_node_cluster and throughput["preset"] == "paper"
+    assert throughput["layout"]["num_env_runners"] == 2
+    text = (out / "reproduction.md").read_text()
+    assert "| simplicial-seed2 |" in text and "## Which agent is ahead" in text
+    # The paper preset's report has no small-scale caveat section.
+    assert "What this does and does not say" not in text

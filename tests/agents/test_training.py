@@ -25,6 +25,26 @@ def ray_session():
     ray.shutdown()
 
 
+def test_joining_ray_again_registers_models_and_envs_under_the_new_job():
+    """Ray's registry remembers the first job's id; a driver that joins a cluster again is a new
+    job whose env runners look models up under its own id (a stale prefix stands in for that)."""
+    import ray
+    from ray.tune.registry import _global_registry
+
+    from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
+
+    ray.shutdown()
+    _global_registry._prefix = "an earlier job"
+    start_ray(num_env_runners=0)
+    try:
+        assert _global_registry.prefix == ray.get_runtime_context().get_job_id()
+        for kind in ("relational", "simplicial"):
+            assert _global_registry.contains("rllib_model", f"{kind}_agent")
+        assert _global_registry.contains("env_creator", BRIDGE_BOX_WORLD_ID)
+    finally:
+        ray.shutdown()
+
+
 def test_config_carries_table_1_and_rmsprop():
     config = impala_config("BridgeBoxWorld-v0", "simplicial")
     assert config.env_runner_cls.__name__ == "BatchedEnvRunner"
