@@ -437,8 +437,10 @@ def findings(args):
 
 def report(args):
     """Write `args.doc` and `<out>/reproduction.json` from the run directories."""
+    from keras_simplicial.agents.training.run_directory import atomic_write_text
+
     found = findings(args)
-    Path(args.doc).write_text(render(args, found))
+    atomic_write_text(args.doc, render(args, found))
     data = {
         "args": {k: v for k, v in vars(args).items()},
         "runs": {
@@ -450,7 +452,7 @@ def report(args):
         "throughput": found.throughput,
         "time_factor": found.time_factor,
     }
-    (Path(args.out) / "reproduction.json").write_text(json.dumps(data, indent=2, default=str))
+    atomic_write_text(Path(args.out) / "reproduction.json", json.dumps(data, indent=2, default=str))
     print(f"Wrote {args.doc} and its figures in {args.figures}")
 
 

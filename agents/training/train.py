@@ -205,28 +205,28 @@ def algorithm_config(arguments):
 
 
 def start_ray(address=None, num_env_runners=1):
-    """Joins the cluster at `address`, or starts an embedded local Ray sized for the run."""
+    """Joins the cluster at `address`, or starts an embedded local Ray sized for the run (unless
+    Ray is running already), and registers the agent models and envs for this job."""
     import ray
 
-    if ray.is_initialized():
-        return
-    runtime_env = {"env_vars": dict(WORKER_ENV_VARS)}
-    if address:
-        ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
-    else:
-        # One CPU for the learner and one per env runner, even if that oversubscribes a laptop:
-        # Ray would otherwise wait forever for CPUs that do not exist.
-        # address="local" starts a new Ray even if a cluster (or RAY_ADDRESS) is around.
-        num_cpus = max(os.cpu_count() or 1, 1 + int(num_env_runners))
-        ray.init(
-            address="local",
-            num_cpus=num_cpus,
-            include_dashboard=False,
-            runtime_env=runtime_env,
-            log_to_driver=False,
-            configure_logging=True,
-            logging_level="ERROR",
-        )
+    if not ray.is_initialized():
+        runtime_env = {"env_vars": dict(WORKER_ENV_VARS)}
+        if address:
+            ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
+        else:
+            # One CPU for the learner and one per env runner, even if that oversubscribes a
+            # laptop: Ray would otherwise wait forever for CPUs that do not exist.
+            # address="local" starts a new Ray even if a cluster (or RAY_ADDRESS) is around.
+            num_cpus = max(os.cpu_count() or 1, 1 + int(num_env_runners))
+            ray.init(
+                address="local",
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                runtime_env=runtime_env,
+                log_to_driver=False,
+                configure_logging=True,
+                logging_level="ERROR",
+            )
     register_for_this_job()
 
 

@@ -33,14 +33,25 @@ def test_joining_ray_again_registers_models_and_envs_under_the_new_job():
 
     from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
 
-    ray.shutdown()
-    _global_registry._prefix = "an earlier job"
-    start_ray(num_env_runners=0)
-    try:
+    def registered_under_this_job():
         assert _global_registry.prefix == ray.get_runtime_context().get_job_id()
         for kind in ("relational", "simplicial"):
             assert _global_registry.contains("rllib_model", f"{kind}_agent")
         assert _global_registry.contains("env_creator", BRIDGE_BOX_WORLD_ID)
+
+    ray.shutdown()
+    _global_registry._prefix = "an earlier job"
+    start_ray(num_env_runners=0)
+    try:
+        registered_under_this_job()
+    finally:
+        ray.shutdown()
+    # Ray started by the user: start_ray joins it as it is and registers all the same.
+    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+    _global_registry._prefix = "an earlier job"
+    try:
+        start_ray(num_env_runners=0)
+        registered_under_this_job()
     finally:
         ray.shutdown()
 
