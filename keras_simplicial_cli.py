@@ -34,7 +34,7 @@ import sys
 RUN_CHOICES = ("IMPALA",)
 ENV_CHOICES = ("BridgeBoxWorld-v0", "BoxWorld-v0")
 AGENT_CHOICES = ("relational", "simplicial")
-PRESET_CHOICES = ("paper", "easy", "bridge-small")
+PRESET_CHOICES = ("paper", "easy", "bridge-small", "bridge-medium")
 SAMPLER_CHOICES = ("batched", "rllib")
 DEFAULT_SAMPLER = "batched"
 DEFAULT_NUM_ENV_RUNNERS = 0
@@ -114,9 +114,11 @@ def build_parser():
         "--preset",
         default="paper",
         choices=PRESET_CHOICES,
-        help="starting point: 'paper' (bridge BoxWorld, Table 1) or 'easy' "
+        help="starting point: 'paper' (bridge BoxWorld, Table 1); 'easy' "
         "(BoxWorld on a 3 x 6 board, one key and the Gem, 30 steps, smaller "
-        "batches; what `make train` runs); --env-config and --config add to it",
+        "batches; what `make train` runs); 'bridge-small' (5 x 6, solution length 1, "
+        "40 steps); 'bridge-medium' (7 x 6, solution lengths 1-2, no step limit); "
+        "--env-config and --config add to it",
     )
     train.add_argument(
         "--env",

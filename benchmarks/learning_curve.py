@@ -50,7 +50,7 @@ def random_policy_win_rate(env_id, env_config, episodes=2000, seed=0):
         return np.zeros((len(observations), 4))
 
     outcomes = episode_outcomes(uniform, env_id, env_config, episodes, num_envs=64, seed=seed)
-    return sum(won for _, won, _ in outcomes) / len(outcomes)
+    return sum(outcome.won for outcome in outcomes) / len(outcomes)
 
 
 def summarise(run_dir):

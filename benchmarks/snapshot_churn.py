@@ -57,7 +57,7 @@ def main(argv=None):
             seed=1,
             greedy=greedy,
         )
-        return float(np.mean([won for _, won, _ in outcomes]))
+        return float(np.mean([outcome.won for outcome in outcomes]))
 
     print(f"{arguments.agent} agent, {checkpoint}")
     print("iteration  steps    training win rate  snapshot sampled  snapshot greedy")

@@ -3,9 +3,7 @@
 Importing this package registers ``BridgeBoxWorld-v0`` (``mode="bridge"``) and ``BoxWorld-v0``
 (``mode="standard"``), each with a native vector entry point::
 
-    from typing import Optional
-
-import gymnasium as gym
+    import gymnasium as gym
     import keras_simplicial.envs
     env = gym.make("BridgeBoxWorld-v0")
     vec = gym.make_vec("BridgeBoxWorld-v0", num_envs=64, vectorization_mode="vector_entry_point")
@@ -19,7 +17,7 @@ from typing import Optional
 import gymnasium as gym
 
 from .config import EPISODE_STEP_LIMIT, BoxWorldConfig, episode_step_limit
-from .core import BoxWorldCore
+from .core import OUTCOMES, BoxWorldCore
 from .logic import (
     GEM,
     Box,
@@ -73,6 +71,7 @@ __all__ = [
     "ENV_IDS",
     "EPISODE_STEP_LIMIT",
     "GEM",
+    "OUTCOMES",
     "PALETTE",
     "Box",
     "BoxWorldConfig",

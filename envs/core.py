@@ -32,6 +32,14 @@ REWARD_KEY = 1.0
 REWARD_GEM = 10.0
 REWARD_FATAL = -1.0
 
+#: Why an episode ended (``BoxWorldCore.ended_by``, by index): the Gem was obtained; the bridge
+#: was opened (bridge BoxWorld); another wrong box was opened (a distractor of standard BoxWorld,
+#: or a box after which the Gem was no longer obtainable, the episode then running out of steps);
+#: the step limit came with the Gem still obtainable. ``NOT_ENDED`` while an episode is playing.
+OUTCOMES = ("won", "opened_bridge", "opened_wrong_box", "out_of_steps")
+WON, OPENED_BRIDGE, OPENED_WRONG_BOX, OUT_OF_STEPS = range(len(OUTCOMES))
+NOT_ENDED = -1
+
 
 class BoxWorldCore:
     """State and dynamics of ``num_boards`` boards of one :class:`BoxWorldConfig`.
@@ -99,6 +107,7 @@ class BoxWorldCore:
         self.solvable = np.ones(num_boards, bool)
         self.is_success = np.zeros(num_boards, bool)  # the Gem was obtained on the last step
         self.needs_reset = np.ones(num_boards, bool)
+        self.ended_by = np.full(num_boards, NOT_ENDED, np.int8)  # an index of OUTCOMES
         self.open_order = np.full((num_boards, num_slots), -1, np.int16)  # k-th opened, or -1
         self.open_step = np.full((num_boards, num_slots), -1, np.int64)  # step it was opened
         self.num_opened = np.zeros(num_boards, np.int16)
@@ -161,6 +170,7 @@ class BoxWorldCore:
         self.solvable[boards] = True
         self.is_success[boards] = False
         self.needs_reset[boards] = False
+        self.ended_by[boards] = NOT_ENDED
         self.open_order[boards] = -1
         self.open_step[boards] = -1
         self.num_opened[boards] = 0
@@ -204,6 +214,7 @@ class BoxWorldCore:
             truncated = np.zeros(self.num_boards, bool)
         else:
             truncated = (self.steps >= self.config.max_steps) & ~terminated
+            self._end_without_box(np.flatnonzero(truncated))
         self.needs_reset = terminated | truncated
         reset_mask = np.zeros(self.num_boards, bool)
         reset_mask[resets] = True
@@ -253,10 +264,25 @@ class BoxWorldCore:
         reward[boards] = np.where(gem, REWARD_GEM, np.where(fatal, REWARD_FATAL, REWARD_KEY))
         terminated[boards] = gem | fatal
         self.is_success[boards[gem]] = True
+        self.ended_by[boards[gem]] = WON
+        self.ended_by[boards[fatal & ~gem]] = (
+            OPENED_BRIDGE if self.config.mode == "bridge" else OPENED_WRONG_BOX
+        )
         # Opening a box is the only move that can lose the Gem; ask the solver (rare events, so
         # a Python call per board that opened a box does not show in the step rate).
         for board in boards[~gem]:
             self.solvable[board] = self.gem_obtainable(int(board))
+
+    def truncate(self, boards) -> None:
+        """Ends the episodes of ``boards`` without a box (e.g. a caller's step limit): they are
+        reset at the next autoreset step, ended by ``OUT_OF_STEPS`` or, where the Gem is no longer
+        obtainable, ``OPENED_WRONG_BOX``."""
+        boards = np.asarray(boards, np.int64).reshape(-1)
+        self._end_without_box(boards)
+        self.needs_reset[boards] = True
+
+    def _end_without_box(self, boards: np.ndarray) -> None:
+        self.ended_by[boards] = np.where(self.solvable[boards], OUT_OF_STEPS, OPENED_WRONG_BOX)
 
     def _first_empty(self, boards: np.ndarray) -> np.ndarray:
         return np.argmax(self.inventory[boards] < 0, axis=1)
@@ -289,6 +315,11 @@ class BoxWorldCore:
     def player_position(self, index: int) -> tuple:
         """``(row, col)`` of the player on board ``index``."""
         return tuple(int(v) for v in divmod(int(self.pos[index]), self.config.cols))
+
+    def outcome(self, index: int) -> Optional[str]:
+        """Why board ``index``'s episode ended (one of ``OUTCOMES``), or ``None`` while it plays."""
+        ended_by = int(self.ended_by[index])
+        return None if ended_by == NOT_ENDED else OUTCOMES[ended_by]
 
     def opened_sequence(self, index: int) -> list:
         """Slots opened on board ``index`` this episode, in order (loose keys included)."""

@@ -67,8 +67,11 @@ class BoxWorldEnv(gym.Env):
     ## Information
 
     ``info``: ``puzzle_type`` (a, b, c) of Section 6.2, ``solvable`` (the solver's answer: is the
-    Gem still obtainable?), ``is_success`` (the Gem was obtained on this step) and
-    ``solution_length``. The logic of the episode: :meth:`puzzle`, :meth:`opened`,
+    Gem still obtainable?), ``is_success`` (the Gem was obtained on this step),
+    ``solution_length`` and ``ended_by``: on the step that ends the episode, why it ended (one of
+    ``OUTCOMES``: ``"won"``, ``"opened_bridge"``, ``"opened_wrong_box"`` (a distractor, or a box
+    after which the Gem was unobtainable, then the step limit), ``"out_of_steps"``), else
+    ``None``. The logic of the episode: :meth:`puzzle`, :meth:`opened`,
     :meth:`held_keys`, :meth:`plan`, :meth:`proof_tree`.
 
     ## Arguments
@@ -149,6 +152,7 @@ class BoxWorldEnv(gym.Env):
             "solvable": bool(core.solvable[0]),
             "is_success": bool(core.is_success[0]),
             "solution_length": int(core.solution_length[0]),
+            "ended_by": core.outcome(0),
         }
 
     # -- the logic of the episode ------------------------------------------------------------

@@ -1,7 +1,8 @@
 """``BoxWorldVectorEnv``: many boards as a native ``gymnasium.vector.VectorEnv`` (the batched core).
 
 Autoreset follows gymnasium's ``AutoresetMode.NEXT_STEP``: the step that ends an episode returns
-its last observation and info (puzzle type, ``is_success`` of the finished episode); the next call
+its last observation and info (puzzle type, ``is_success`` of the finished episode, ``ended_by``:
+an index of ``OUTCOMES``, -1 while the episode plays); the next call
 to :meth:`step` resets that board, ignoring its action. Board ``i`` of ``reset(seed=s)`` plays the
 same episodes as ``BoxWorldEnv().reset(seed=s + i)`` followed by seedless resets.
 """
@@ -21,7 +22,7 @@ from .core import BoxWorldCore
 from .rendering import DEFAULT_TILE_SIZE, ansi, upscale
 from .single_env import RENDER_MODES, check_rendering
 
-INFO_KEYS = ("puzzle_type", "solvable", "is_success", "solution_length")
+INFO_KEYS = ("puzzle_type", "solvable", "is_success", "solution_length", "ended_by")
 
 
 class BoxWorldVectorEnv(VectorEnv):
@@ -114,4 +115,6 @@ class BoxWorldVectorEnv(VectorEnv):
             "_is_success": mask,
             "solution_length": core.solution_length.astype(np.int64),
             "_solution_length": mask,
+            "ended_by": core.ended_by.astype(np.int64),
+            "_ended_by": mask,
         }

@@ -12,6 +12,7 @@ never finish.
 
 import json
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,7 +24,17 @@ from keras_simplicial.agents.training.checkpoints import (
     run_directory_of,
 )
 from keras_simplicial.agents.training.run_directory import atomic_write_text
-from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID, episode_step_limit
+from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID, OUTCOMES, episode_step_limit
+
+
+class EpisodeOutcome(NamedTuple):
+    """How one episode went: its puzzle type (a, b, c), whether it was won, its length in steps
+    and why it ended (one of `OUTCOMES`: won, opened_bridge, opened_wrong_box, out_of_steps)."""
+
+    puzzle_type: tuple
+    won: bool
+    length: int
+    ended_by: str
 
 
 def wilson_interval(wins, total, z=1.96):
@@ -45,7 +56,11 @@ def policy_logits(policy):
 def episode_outcomes(
     logits, env_id, env_config, episodes, num_envs=32, seed=0, max_steps=None, greedy=False
 ):
-    """Plays `episodes` episodes; returns a list of (puzzle_type, won, length), one per episode."""
+    """Plays `episodes` episodes; returns an `EpisodeOutcome` per episode.
+
+    Greedy episodes end at their first repeated observation (`play_episodes(end_cycles=True)`):
+    the outcome and length are those of playing on to the step limit.
+    """
     results = []
     for step in play_episodes(
         logits,
@@ -56,38 +71,45 @@ def episode_outcomes(
         seed=seed,
         greedy=greedy,
         max_steps=max_steps,
+        end_cycles=greedy,
     ):
         core = step.core
         for board in step.boards[step.ended]:
             results.append(
-                (
+                EpisodeOutcome(
                     tuple(int(v) for v in core.puzzle_type[board]),
                     bool(core.is_success[board]),
                     int(core.steps[board]),
+                    core.outcome(board),
                 )
             )
     return results
 
 
 def summarise(results):
-    """Win rate overall and per puzzle type, each with a 95% Wilson interval."""
+    """Win rate overall and per puzzle type, each with a 95% Wilson interval and the fraction of
+    episodes that ended each way (`ended_by`, over `OUTCOMES`), from `EpisodeOutcome`s."""
 
     def entry(outcomes):
-        wins, total = int(sum(outcomes)), len(outcomes)
+        wins, total = sum(outcome.won for outcome in outcomes), len(outcomes)
         low, high = wilson_interval(wins, total)
+        ended_by = [outcome.ended_by for outcome in outcomes]
         return {
             "episodes": total,
             "wins": wins,
             "win_rate": wins / total if total else 0.0,
             "ci95": [round(low, 4), round(high, 4)],
+            "ended_by": {
+                name: round(ended_by.count(name) / total, 4) if total else 0.0 for name in OUTCOMES
+            },
         }
 
     by_type = {}
-    for puzzle_type, won, _ in results:
-        by_type.setdefault(puzzle_type, []).append(won)
+    for outcome in results:
+        by_type.setdefault(outcome.puzzle_type, []).append(outcome)
     return {
-        "overall": entry([won for _, won, _ in results]),
-        "mean_episode_length": float(np.mean([length for *_, length in results]))
+        "overall": entry(results),
+        "mean_episode_length": float(np.mean([outcome.length for outcome in results]))
         if results
         else 0.0,
         "per_puzzle_type": {
@@ -155,13 +177,31 @@ def evaluate_checkpoint(
     return report
 
 
+# Column titles of the losses in `format_report`, by outcome.
+LOSS_COLUMNS = {
+    "opened_bridge": "bridge",
+    "opened_wrong_box": "wrong box",
+    "out_of_steps": "no time",
+}
+
+
 def format_report(report):
-    """A small table: puzzle type, episodes, win rate and its 95% interval."""
-    lines = [f"{'puzzle type':<14}{'episodes':>9}{'win rate':>10}   95% interval"]
+    """A small table: puzzle type, episodes, win rate, its 95% interval and the fraction of
+    episodes lost each way (reports written before `ended_by` existed leave those out)."""
+    lines = [
+        f"{'puzzle type':<14}{'episodes':>9}{'win rate':>10}   {'95% interval':<16}"
+        + "".join(f"{title:>11}" for title in LOSS_COLUMNS.values())
+    ]
     rows = list(report["per_puzzle_type"].items()) + [("overall", report["overall"])]
     for name, entry in rows:
         low, high = entry["ci95"]
+        ended_by = entry.get("ended_by") or {}
         lines.append(
-            f"{name:<14}{entry['episodes']:>9}{entry['win_rate']:>10.3f}   [{low:.3f}, {high:.3f}]"
+            f"{name:<14}{entry['episodes']:>9}{entry['win_rate']:>10.3f}   "
+            f"{f'[{low:.3f}, {high:.3f}]':<16}"
+            + "".join(
+                f"{ended_by[outcome]:>11.3f}" if outcome in ended_by else f"{'':>11}"
+                for outcome in LOSS_COLUMNS
+            )
         )
     return "\n".join(lines)

@@ -14,7 +14,12 @@ benchmarks all play through `play_episodes`, which settles once:
 - the actions: sampled from softmax(logits) with `numpy.random.default_rng(seed)`, or the most
   probable one (`greedy=True`);
 - the resets: a board whose episode ended keeps its final state until the consumer has seen the
-  step, then starts the next episode not yet started; with none left it leaves the batch.
+  step, then starts the next episode not yet started; with none left it leaves the batch;
+- cycles (`end_cycles=True`, greedy play only): the agents are memoryless and the board shows the
+  whole state, so once a greedy episode meets an observation it has seen, it repeats forever. It
+  is ended there as the step limit would have ended it (truncated, `core.steps` = the limit, why:
+  `OUT_OF_STEPS`, or `OPENED_WRONG_BOX` where the Gem was lost), without playing the loop out: a
+  greedy check of an untrained agent on an uncapped board costs a few dozen steps, not hundreds.
 """
 
 import dataclasses
@@ -65,7 +70,16 @@ def choose_actions(logits, greedy, rng):
 
 
 def play_episodes(
-    policy, env_id, env_config=None, *, episodes, num_envs=32, seed=0, greedy=False, max_steps=None
+    policy,
+    env_id,
+    env_config=None,
+    *,
+    episodes,
+    num_envs=32,
+    seed=0,
+    greedy=False,
+    max_steps=None,
+    end_cycles=False,
 ):
     """Plays `episodes` episodes with `policy`, yielding a `Step` per step of the batch.
 
@@ -78,16 +92,22 @@ def play_episodes(
         seed: the boards (episode k: `reset(seed=seed + k)`) and the sampling of actions.
         greedy: take the most probable action instead of sampling.
         max_steps: the step limit of an episode (default: the env's `max_steps`, else 500).
+        end_cycles: end a greedy episode at its first repeated observation, as if it had run to
+            the step limit (see above); only with `greedy=True`.
     """
     episodes = int(episodes)
     if episodes < 1:
         raise ValueError(f"episodes must be a positive integer, got {episodes!r}.")
-    config = {**dict(env_config or {}), "max_steps": episode_step_limit(env_config, max_steps)}
+    if end_cycles and not greedy:
+        raise ValueError("end_cycles=True needs greedy=True: a sampled episode does not cycle.")
+    limit = episode_step_limit(env_config, max_steps)
+    config = {**dict(env_config or {}), "max_steps": limit}
     num_boards = max(1, min(int(num_envs), episodes))
     core = make_vector_env(env_id, num_boards, config, copy=False).core
     rng = np.random.default_rng(seed)
     episode_of = np.full(num_boards, -1, np.int64)  # -1: no episode left for the board
     first = np.ones(num_boards, bool)
+    seen = [set() for _ in range(num_boards)]  # observations of each episode (end_cycles)
 
     def start(boards, first_episode):
         for offset, board in enumerate(boards):
@@ -95,6 +115,9 @@ def play_episodes(
             core.seed(board, seeding.np_random(int(seed) + first_episode + offset)[0])
         core.reset_boards(boards)
         first[boards] = True
+        if end_cycles:
+            for board in boards:
+                seen[board] = {core.obs[board].tobytes()}
 
     start(np.arange(num_boards), 0)
     next_episode = num_boards
@@ -108,6 +131,11 @@ def play_episodes(
         actions, probabilities = choose_actions(logits[boards], greedy, rng)
         all_actions[boards] = actions
         rewards, terminated, truncated, _ = core.step(all_actions, autoreset=False)
+        if end_cycles:
+            cycling = _repeated_observations(core, boards[~(terminated | truncated)[boards]], seen)
+            core.truncate(cycling)
+            core.steps[cycling] = limit
+            truncated[cycling] = True
         step = Step(
             core,
             boards,
@@ -129,3 +157,15 @@ def play_episodes(
         if restarting.size:
             start(restarting, next_episode)
             next_episode += restarting.size
+
+
+def _repeated_observations(core, boards, seen):
+    """The `boards` whose observation is already in their episode's `seen` set (others add it)."""
+    repeated = []
+    for board in boards:
+        observation = core.obs[board].tobytes()
+        if observation in seen[board]:
+            repeated.append(board)
+        else:
+            seen[board].add(observation)
+    return np.asarray(repeated, np.int64)

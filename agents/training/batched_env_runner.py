@@ -21,11 +21,11 @@ episode ends (V-trace stops the return there), as in RLlib; a time-limit truncat
 into the next episode's value, as RLlib's V-trace does inside a fragment.
 
 Episode metrics are computed from the core's arrays, not by callbacks: every finished episode
-reports its return, length and `win` (and `win/type_a_b_c`), the metrics `WinRateCallbacks` gives
-RLlib's sampler, so results, CSVs and plots read the same. Per-step timings land in
-`result["env_runners"]["sampler_perf"]` under RLlib's own names (`mean_env_wait_ms`,
-`mean_inference_ms`, `mean_action_processing_ms`, `mean_raw_obs_processing_ms`), per step of all
-boards.
+reports its return, length and `episode_metrics` (win, per puzzle type, why it ended), the
+metrics `WinRateCallbacks` gives RLlib's sampler, so results, CSVs and plots read the same.
+Per-step timings land in `result["env_runners"]["sampler_perf"]` under RLlib's own names
+(`mean_env_wait_ms`, `mean_inference_ms`, `mean_action_processing_ms`,
+`mean_raw_obs_processing_ms`), per step of all boards.
 """
 
 import time
@@ -36,8 +36,9 @@ from ray.rllib.evaluation.metrics import RolloutMetrics
 from ray.rllib.evaluation.rollout_worker import RolloutWorker
 from ray.rllib.policy.sample_batch import DEFAULT_POLICY_ID, SampleBatch
 
-from keras_simplicial.agents.training.metrics import TYPE_METRIC_PREFIX, WIN_METRIC, puzzle_type_key
+from keras_simplicial.agents.training.metrics import episode_metrics
 from keras_simplicial.agents.training.rllib_envs import BoxWorldRLlibVectorEnv
+from keras_simplicial.envs import OUTCOMES
 
 # Seeds of board i of env runner w: RLlib's per-env rule (`worker * 1000 + vector_index + seed`),
 # so that both paths start from the same puzzles.
@@ -200,18 +201,14 @@ class BatchedEnvRunner(RolloutWorker):
         if not ended.size:
             return
         core = self.core
-        won = core.is_success[ended]
-        types = core.puzzle_type[ended]
-        for board, win, puzzle_type in zip(ended, won, types):
-            win = float(win)
+        for board, won, puzzle_type, ended_by in zip(
+            ended, core.is_success[ended], core.puzzle_type[ended], core.ended_by[ended]
+        ):
             self._metrics.append(
                 RolloutMetrics(
                     episode_length=int(self._episode_length[board]),
                     episode_reward=float(self._episode_return[board]),
-                    custom_metrics={
-                        WIN_METRIC: win,
-                        TYPE_METRIC_PREFIX + puzzle_type_key(puzzle_type): win,
-                    },
+                    custom_metrics=episode_metrics(won, puzzle_type, OUTCOMES[ended_by]),
                     perf_stats=dict(self._timings),
                 )
             )

@@ -71,4 +71,4 @@ class GreedyCheck:
             seed=self.seed,
             greedy=True,
         )
-        return float(np.mean([won for _, won, _ in outcomes]))
+        return float(np.mean([outcome.won for outcome in outcomes]))

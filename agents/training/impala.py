@@ -206,6 +206,32 @@ PRESETS["bridge-small"] = {
 }
 
 
+# `bridge-medium`: the smallest bridge BoxWorld where the bridge's logic matters, the scale of the
+# comparison in docs/bridge-medium.md. Solution lengths 1-2 (all seven puzzle types of length
+# <= 2: at length 2 the bridge can share its lock colour with the correct top box, and in some
+# types only the source/sink rule of Remark B.1 tells which box is the bridge), a bridge in half
+# of the episodes, the paper's 20 colours, on the smallest board that holds 6 key positions:
+# 7 x 6 (N = 25 entities). No step limit, as in the paper: a loss is then a wrong box, never
+# wandering, and uniformly random play finds the Gem in about 0.74 of episodes (with a 60-step
+# cap 0.02, with 120 steps 0.12: most of its episodes would end by the cap). The easy preset's
+# recipe with two changes:
+# - gamma 0.97: shortest length-2 plans take about 23 steps, and a Gem 40 steps away is still
+#   worth 0.97^40 * 10 = 3 keys' reward (with gamma 0.9 a relational probe of 2.4M steps never
+#   left random play: a Gem hundreds of steps away is invisible), while a step still costs 3% of
+#   the value (with the paper's 0.99 the easy preset's value barely depended on position);
+# - the learning rate falls from 5e-4 to 5e-5 over the first 20M environment steps, fixed in
+#   absolute steps: a pilot and longer runs anneal alike up to any step they share.
+PRESETS["bridge-medium"] = {
+    "env": "BridgeBoxWorld-v0",
+    "env_config": {"rows": 7, "cols": 6, "max_solution_length": 2},
+    "overrides": {
+        **PRESETS["easy"]["overrides"],
+        "gamma": 0.97,
+        "lr_schedule": [[0, 5e-4], [20_000_000, 5e-5]],  # environment steps
+    },
+}
+
+
 def preset_overrides(preset, overrides=None):
     """The IMPALA overrides of a `PRESETS` entry with `overrides` (e.g. `--config`) on top.
 

@@ -1,4 +1,4 @@
-"""The progress display of a training run: timesteps, frames/s, win rate, elapsed and remaining.
+"""The progress display of a training run: timesteps, steps/s, win rate, elapsed and remaining.
 
 On a terminal it is a live `rich` progress bar; elsewhere (CI, a log file) one plain line per
 iteration, at most every `min_interval_s` seconds.
@@ -20,11 +20,15 @@ def _format_duration(seconds):
 
 
 def describe(timesteps, total, row, elapsed, stop_seconds=None):
-    """One line: `412,800/1,500,000 steps | 1,203 frames/s | win 0.41 | 5:43 elapsed, 15:03 left`.
+    """One line: `412,800/1,500,000 steps | 1,203 steps/s (sampling 2,950) | win 0.41 | 5:43
+    elapsed, 15:03 left`.
 
-    Time left is the sooner of reaching `total` steps at the current rate and `stop_seconds`.
+    The rate is the wall-clock one (`wall_frames_per_s`: checkpoints and their checks included),
+    then RLlib's sampling rate of the iteration. Time left is the sooner of reaching `total` steps
+    at the wall-clock rate and `stop_seconds`.
     """
-    fps = float(row.get("frames_per_s") or 0.0)
+    sampling = float(row.get("frames_per_s") or 0.0)
+    fps = float(row.get("wall_frames_per_s") or 0.0) or sampling
     remaining = max(0, total - timesteps) / fps if fps else None
     if stop_seconds is not None:
         by_time = max(0.0, float(stop_seconds) - elapsed)
@@ -32,7 +36,8 @@ def describe(timesteps, total, row, elapsed, stop_seconds=None):
     win = row.get("win_rate")
     win_text = f"{float(win):.2f}" if win not in ("", None) else "-"
     return (
-        f"{timesteps:,}/{total:,} steps | {float(fps):,.0f} frames/s | win {win_text} | "
+        f"{timesteps:,}/{total:,} steps | {fps:,.0f} steps/s (sampling {sampling:,.0f}) | "
+        f"win {win_text} | "
         f"{_format_duration(elapsed)} elapsed, {_format_duration(remaining)} left"
     )
 

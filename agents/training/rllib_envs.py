@@ -99,4 +99,5 @@ class BoxWorldRLlibVectorEnv(VectorEnv):
             "solvable": bool(core.solvable[index]),
             "is_success": bool(core.is_success[index]),
             "solution_length": int(core.solution_length[index]),
+            "ended_by": core.outcome(index),
         }

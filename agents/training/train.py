@@ -313,6 +313,7 @@ def train_iterations(
     )
     started_at = time.time()
     timesteps = environment_steps(algorithm)
+    since = (timesteps, started_at)
     row = {}
     with _StopRequest() as stop, display:
         display.update(timesteps, {})
@@ -320,8 +321,10 @@ def train_iterations(
             if stop_seconds is not None and time.time() - started_at >= float(stop_seconds):
                 break
             result = algorithm.train()
-            row = metrics_row(result, started_at, attention_health())
+            # Everything since the previous row counts: the last checkpoint and its check too.
+            row = metrics_row(result, started_at, attention_health(), since=since)
             timesteps = row["timesteps"]
+            since = (timesteps, time.time())
             metrics.append(row)  # before the checkpoint: a resumed run has its row
             display.update(timesteps, row)
             checkpoints.after_iteration(row)

@@ -94,7 +94,7 @@ def test_greedy_check_plays_the_saved_weights(checkpoints):
             seed=CHECK_SEED,
             greedy=True,
         )
-        assert win_rate == np.mean([won for _, won, _ in outcomes])
+        assert win_rate == np.mean([outcome.won for outcome in outcomes])
     with pytest.raises(ValueError, match="episodes must be >= 1"):
         GreedyCheck(arguments, episodes=0)
 
@@ -227,7 +227,11 @@ def test_visualize_rejects_a_step_outside_the_episode(checkpoints, tmp_path, cap
 
 
 def test_evaluate_reports_win_rates_per_puzzle_type_with_intervals(checkpoints, tmp_path, capsys):
-    from keras_simplicial.agents.analysis.evaluation import summarise, wilson_interval
+    from keras_simplicial.agents.analysis.evaluation import (
+        EpisodeOutcome,
+        summarise,
+        wilson_interval,
+    )
 
     output = tmp_path / "evaluation.json"
     code = cli.main(
@@ -261,9 +265,23 @@ def test_evaluate_reports_win_rates_per_puzzle_type_with_intervals(checkpoints, 
     # The interval itself, and the summary of hand-made outcomes.
     low, high = wilson_interval(8, 10)
     assert 0.49 < low < 0.5 and 0.94 < high < 0.95
-    summary = summarise([((1, 0, 0), True, 5), ((1, 0, 0), False, 9), ((1, 1, 2), True, 7)])
+    summary = summarise(
+        [
+            EpisodeOutcome((1, 0, 0), True, 5, "won"),
+            EpisodeOutcome((1, 0, 0), False, 9, "out_of_steps"),
+            EpisodeOutcome((1, 1, 2), True, 7, "won"),
+            EpisodeOutcome((1, 1, 2), False, 3, "opened_bridge"),
+        ]
+    )
     assert summary["per_puzzle_type"]["(1, 0, 0)"]["win_rate"] == 0.5
-    assert summary["overall"]["wins"] == 2 and summary["mean_episode_length"] == 7.0
+    assert summary["overall"]["wins"] == 2 and summary["mean_episode_length"] == 6.0
+    assert summary["per_puzzle_type"]["(1, 1, 2)"]["ended_by"] == {
+        "won": 0.5,
+        "opened_bridge": 0.5,
+        "opened_wrong_box": 0.0,
+        "out_of_steps": 0.0,
+    }
+    assert summary["overall"]["ended_by"]["out_of_steps"] == 0.25
 
 
 def test_a_relative_run_directory_resolves_to_an_absolute_checkpoint(checkpoints, monkeypatch):
