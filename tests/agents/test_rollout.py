@@ -101,3 +101,37 @@ def test_bad_arguments_are_named():
         next(play_episodes(uniform, "BoxWorld-v0", EASY, episodes=0))
     with pytest.raises(ValueError, match="env must be one of"):
         next(play_episodes(uniform, "CartPole-v1", episodes=1))
+
+
+def test_greedy_episodes_that_cycle_end_as_the_step_limit_would_end_them():
+    medium = {"rows": 7, "cols": 6, "max_solution_length": 2, "max_steps": 200}
+    projection = np.random.default_rng(3).normal(size=(7 * 7 * 3, 4))
+
+    def memoryless(observations):  # a fixed function of the board, like a trained agent
+        return observations.reshape(len(observations), -1).astype(np.float64) @ projection
+
+    def play(end_cycles):
+        results, steps = {}, 0
+        for step in play_episodes(
+            memoryless,
+            "BridgeBoxWorld-v0",
+            medium,
+            episodes=40,
+            num_envs=8,
+            greedy=True,
+            end_cycles=end_cycles,
+        ):
+            steps += len(step.boards)
+            for board, k in zip(step.boards[step.ended], step.episodes[step.ended]):
+                core = step.core
+                results[int(k)] = (bool(core.is_success[board]), int(core.steps[board]))
+                results[int(k)] += (core.outcome(board),)
+        return results, steps
+
+    (played_out, steps_played_out), (cut, steps_cut) = play(False), play(True)
+    assert cut == played_out and len(cut) == 40
+    ran_out = [k for k, (_, _, why) in cut.items() if why == "out_of_steps"]
+    assert ran_out and all(cut[k][1] == 200 for k in ran_out)
+    assert steps_cut < steps_played_out / 2
+    with pytest.raises(ValueError, match="end_cycles=True needs greedy=True"):
+        next(play_episodes(uniform, "BoxWorld-v0", EASY, episodes=1, end_cycles=True))

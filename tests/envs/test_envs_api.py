@@ -27,7 +27,8 @@ def test_make_and_make_vec(env_id, shape):
     assert env.action_space == gym.spaces.Discrete(4)
     obs, info = env.reset(seed=3)
     assert obs.shape == shape and obs.dtype == np.uint8
-    assert set(info) >= {"puzzle_type", "solvable", "is_success", "solution_length"}
+    assert set(info) >= {"puzzle_type", "solvable", "is_success", "solution_length", "ended_by"}
+    assert info["ended_by"] is None
     vec = gym.make_vec(env_id, num_envs=5, vectorization_mode="vector_entry_point")
     assert isinstance(vec, BoxWorldVectorEnv)
     assert vec.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
@@ -37,6 +38,7 @@ def test_make_and_make_vec(env_id, shape):
     obs, reward, terminated, truncated, info = vec.step(vec.action_space.sample())
     assert reward.shape == terminated.shape == truncated.shape == (5,)
     assert {"solvable", "_solvable", "is_success", "_is_success", "solution_length"} <= set(info)
+    assert info["ended_by"].shape == (5,) and set(info["ended_by"]) <= {-1, 0, 1, 2, 3}
 
 
 def test_make_vec_passes_kwargs():

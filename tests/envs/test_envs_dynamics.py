@@ -47,6 +47,7 @@ def test_rules_on_a_hand_made_bridge_board(hand_made, step_core):
     walk = path_to(core, 0, 3)
     results = step_core(core, *walk)
     assert results[-1] == (10.0, True) and core.is_success[0] and core.solvable[0]
+    assert core.outcome(0) == "won"
     assert core.held_keys(0) == (GEM,) and tuple(obs[0, -1]) == GEM_RGB
     assert tuple(obs[1, -1]) == EMPTY_SLOT_RGB
     assert core.opened_sequence(0) == [0, 1, 2, 3]
@@ -61,6 +62,35 @@ def test_opening_a_distractor_ends_the_episode(hand_made, step_core):
     results = step_core(core, *path_to(core, 0, 1))
     assert results[-1] == (-1.0, True)
     assert not core.solvable[0] and not core.is_success[0]
+    assert core.outcome(0) == "opened_wrong_box"  # a distractor
+
+
+def test_why_an_episode_ended_after_the_step_limit(hand_made, step_core):
+    # Two loose keys; the Gem box wants C2 and C4, but the box C2 |- C6 also takes C2: opening it
+    # loses the Gem without ending the episode, which then runs out of steps.
+    objects = [
+        ((), 2, (1, 1), False),
+        ((), 4, (5, 1), False),
+        ((2,), 6, (1, 4), False),
+        ((2, 4), "gem", (3, 1), False),
+    ]
+    core = hand_made(objects, max_steps=30)
+    assert core.outcome(0) is None
+    step_core(core, RIGHT, DOWN)  # picks up C2
+    step_core(core, *path_to(core, 0, 2))  # opens C2 |- C6
+    assert not core.solvable[0] and core.outcome(0) is None
+    while not core.needs_reset[0]:
+        step_core(core, LEFT)
+    assert core.outcome(0) == "opened_wrong_box"
+    core = hand_made(objects, max_steps=5)
+    step_core(core, *[LEFT] * 5)
+    assert core.needs_reset[0] and core.outcome(0) == "out_of_steps"
+    # A caller's own limit (`truncate`) ends it the same way; a reset forgets why.
+    core = hand_made(objects)
+    core.truncate([0])
+    assert core.needs_reset[0] and core.outcome(0) == "out_of_steps"
+    core.reset_boards([0])
+    assert core.outcome(0) is None
 
 
 def _bridge_walk(env):
@@ -89,6 +119,7 @@ def test_opening_the_bridge_ends_with_minus_one_and_unsolvable():
                 obs, reward, terminated, truncated, info = env.step(a)
         assert (reward, terminated, truncated) == (-1.0, True, False)
         assert info["solvable"] is False and info["is_success"] is False
+        assert info["ended_by"] == "opened_bridge"
         assert env.opened()[-1] == bridge.slot
         assert env.plan() is None  # the solver agrees: Gem unobtainable
         checked += 1
