@@ -20,7 +20,8 @@ EVALUATE ?= 1000
 LEARNING_TIMESTEPS ?= 600000
 LEARNING_BUDGETS ?= 300000 500000
 
-.PHONY: install test test-all train bench bench-learning bench-parity reproduce-small clean
+.PHONY: install test test-all train bench bench-learning bench-parity reproduce-small \
+	fault-injection clean
 
 install: $(STAMP)
 
@@ -75,6 +76,12 @@ REPRODUCE_TIMESTEPS ?= 3000000
 reproduce-small: $(STAMP)
 	$(PY) benchmarks/reproduce_small.py --seeds $(REPRODUCE_SEEDS) \
 		--stop-timesteps $(REPRODUCE_TIMESTEPS) $(REPRODUCE_FLAGS)
+
+# Every file of a run damaged in every way, and every command that reads it (docs/benchmarks.md,
+# "Reliability"): about 12 minutes; the counts go to benchmarks/results/fault-injection.json.
+fault-injection: $(STAMP)
+	FAULT_INJECTION_REPORT=benchmarks/results/fault-injection.json \
+		$(PY) -m pytest -m slow tests/agents/test_fault_injection.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -20,6 +20,7 @@ import keras
 from keras import ops
 
 from keras_simplicial import TransformerBlock, TwoSimplicialTransformerBlock, VirtualEntities
+from keras_simplicial.agents.ranges import Integer, Real, Sequence, check_ranges
 
 AGENT_KINDS = ("relational", "simplicial")
 SIMPLICIAL_GAIN_INITIALIZERS = ("ones", "zeros")
@@ -47,6 +48,23 @@ PAPER_DEFAULTS = {
     # easy preset this found the solution in about half the steps ("ones", the paper's block:
     # docs/benchmarks.md, "Learning the easy preset").
     "simplicial_gain_initializer": "zeros",
+}
+
+
+# The valid range of each architecture hyperparameter (`--model-config`); entity_dim holds the
+# 2-d position code besides at least one feature.
+MODEL_RANGES = {
+    "conv_filters": Sequence(Integer(1)),
+    "entity_dim": Integer(3),
+    "num_heads": Integer(1),
+    "key_dim": Integer(1),
+    "num_simplicial_heads": Integer(1),
+    "simplicial_key_dim": Integer(1),
+    "num_virtual_entities": Integer(1),
+    "feedforward_dim": Integer(1),
+    "num_block_iterations": Integer(1),
+    "mlp_units": Sequence(Integer(1)),
+    "layer_norm_epsilon": Real(low=0, low_open=True),
 }
 
 
@@ -117,17 +135,8 @@ def agent_hyperparameters(kind, **overrides):
             f"Unknown agent hyperparameter(s) {unknown}; accepted: {sorted(PAPER_DEFAULTS)}."
         )
     params = {**PAPER_DEFAULTS, **overrides}
-    for name in ("entity_dim", "num_heads", "key_dim", "feedforward_dim", "num_block_iterations"):
-        if int(params[name]) < 1:
-            raise ValueError(f"{name} must be a positive integer, got {params[name]!r}.")
-    if params["entity_dim"] < 3:
-        raise ValueError(
-            f"entity_dim must be at least 3 (2 are the position code), got {params['entity_dim']}."
-        )
+    check_ranges(overrides, MODEL_RANGES, "--model-config")
     if kind == "simplicial":
-        for name in ("num_simplicial_heads", "simplicial_key_dim", "num_virtual_entities"):
-            if int(params[name]) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {params[name]!r}.")
         from keras_simplicial.simplicial_attention import resolve_logit_scale
 
         try:

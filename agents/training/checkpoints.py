@@ -4,11 +4,16 @@
     agent, arguments = load_attention_agent("runs/a/checkpoints/iter_000120")
 
 A path is a checkpoint directory (`OUT/checkpoints/iter_NNNNNN`) or a run directory (`OUT`, whose
-latest checkpoint is meant).
+latest checkpoint is meant). Every checkpoint is verified before it is read
+(`checkpoint_integrity`): a damaged one is named in a `ValueError`, never half-loaded.
 """
 
 from pathlib import Path
 
+from keras_simplicial.agents.training.checkpoint_integrity import (
+    DamagedCheckpointError,
+    verify_checkpoint,
+)
 from keras_simplicial.agents.training.run_arguments import RunArguments
 from keras_simplicial.agents.training.run_directory import RunDirectory
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
@@ -16,18 +21,29 @@ from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
 
 def resolve_checkpoint(path):
     """A checkpoint directory, or a run directory (-> its latest checkpoint), as an absolute path
-    (RLlib reads checkpoints through pyarrow, which takes a relative path for a URI)."""
+    (RLlib reads checkpoints through pyarrow, which takes a relative path for a URI), verified.
+
+    Raises `DamagedCheckpointError` (a `ValueError`) naming the damaged file; for a run directory
+    it also names the newest intact checkpoint, which can be passed instead.
+    """
     path = Path(path).resolve()
     if (path / "policies").is_dir():
+        verify_checkpoint(path)
         return path
-    if (path / "run.json").is_file():
-        latest = RunDirectory(path).latest_checkpoint()
-        if latest is not None:
-            return latest
-    raise FileNotFoundError(
-        f"No checkpoint at {path} (expected an RLlib checkpoint directory "
-        "with policies/, or a run directory with checkpoints/)."
-    )
+    run = RunDirectory(path)
+    latest = run.latest_checkpoint() if run.checkpoints_dir.is_dir() else None
+    if latest is None:
+        raise FileNotFoundError(
+            f"No checkpoint at {path} (expected an RLlib checkpoint directory "
+            "with policies/, or a run directory with checkpoints/)."
+        )
+    try:
+        verify_checkpoint(latest)
+    except DamagedCheckpointError as error:
+        intact, _ = run.resume_point()
+        hint = f" The newest intact one is {intact}." if intact is not None else ""
+        raise DamagedCheckpointError(latest, error.file, f"{error.reason}.{hint}") from None
+    return latest
 
 
 def run_directory_of(checkpoint):
@@ -38,9 +54,19 @@ def run_directory_of(checkpoint):
 
 
 def run_arguments_of(checkpoint):
-    """The `RunArguments` of the run a checkpoint belongs to, or None (a checkpoint on its own)."""
+    """The `RunArguments` of the run a checkpoint belongs to (its run.json, else the checkpoint's
+    own copy of it), or None (a checkpoint on its own from before the copies existed)."""
+    checkpoint = Path(checkpoint)
+    copy = checkpoint / "run.json"
     run = run_directory_of(checkpoint)
-    return RunArguments.read(run.run_file) if run is not None else None
+    if run is None:
+        return RunArguments.read(copy) if copy.is_file() else None
+    try:
+        return RunArguments.read(run.run_file)
+    except ValueError:
+        if copy.is_file():
+            return RunArguments.read(copy)
+        raise
 
 
 def load_policy(checkpoint):

@@ -101,8 +101,8 @@ class RunArguments:
             raise FileNotFoundError(f"{path.parent} is not a training run: {path} is missing.")
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path} is not valid JSON: {error}") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{path} is damaged: not valid JSON ({error}).") from None
         return cls.from_json(data, source=str(path))
 
     def write(self, path):

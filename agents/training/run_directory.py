@@ -6,7 +6,9 @@
       metrics.csv           one row per training iteration
       events/               TensorBoard event files
       checkpoints/
-        iter_000012/        RLlib checkpoints, each renamed into place only once complete
+        iter_000012/        RLlib checkpoints, each renamed into place only once complete, with
+                            a copy of run.json and manifest.json (sizes and SHA-256 of its files)
+        damaged-iter_N/     a checkpoint `--resume` found damaged, set aside (never deleted)
         latest              the name of the newest complete checkpoint
         best.json           the checkpoint that played best so far (never pruned): greedy win
                             rate of its saved weights, else training win rate
@@ -16,7 +18,10 @@
                             differ 2x between machines, so only those of one machine compare
 
 Every file that a crash could leave half-written is written to a temporary name in the same
-directory and then renamed over the old one (`os.replace` is atomic on POSIX).
+directory and then renamed over the old one (`os.replace` is atomic on POSIX). What damage does
+reach a file (a disk, a copy, a merge) is named in one line by the readers here, and `--resume`
+goes on from what is intact (`resume_point`, `repair_for_resume`): a damaged file is set aside
+under a `damaged-` or `.damaged` name, never deleted.
 """
 
 import csv
@@ -28,6 +33,7 @@ import tempfile
 from pathlib import Path
 
 CHECKPOINT_PREFIX = "iter_"
+DAMAGED_PREFIX = "damaged-"
 
 
 def atomic_write_text(path, text):
@@ -96,10 +102,15 @@ class RunDirectory:
                 or None. With it, the best checkpoint is the one with the highest greedy win
                 rate (ties: training win rate); without it, the highest training win rate.
         """
+        from keras_simplicial.agents.training.checkpoint_integrity import write_manifest
+
         final = self.checkpoints_dir / f"{CHECKPOINT_PREFIX}{iteration:06d}"
         staging = Path(tempfile.mkdtemp(prefix=".saving-", dir=self.checkpoints_dir))
         try:
             algorithm.save(str(staging))
+            if self.run_file.is_file():  # the arguments travel with the weights
+                shutil.copyfile(self.run_file, staging / self.run_file.name)
+            write_manifest(staging)  # last: the checkpoint is complete
             if final.exists():
                 shutil.rmtree(final)
             os.replace(staging, final)
@@ -134,9 +145,19 @@ class RunDirectory:
         return self.checkpoints_dir / "best.json"
 
     def _read_best(self):
+        """best.json's record, None without one; `ValueError` naming the file if damaged."""
         if not self.best_file.is_file():
             return None
-        return json.loads(self.best_file.read_text(encoding="utf-8"))
+        try:
+            record = json.loads(self.best_file.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{self.best_file} is damaged: not valid JSON ({error}).") from None
+        if not isinstance(record, dict) or not isinstance(record.get("checkpoint"), str):
+            raise ValueError(
+                f'{self.best_file} is damaged: expected {{"checkpoint": "iter_NNNNNN", ...}}, '
+                f"got {type(record).__name__}."
+            )
+        return record
 
     def best_checkpoint(self):
         """(checkpoint path, its `best.json` record) of the best checkpoint so far, or None.
@@ -150,14 +171,55 @@ class RunDirectory:
         return self.checkpoints_dir / best["checkpoint"], best
 
     def latest_checkpoint(self):
-        """The newest complete checkpoint, or None."""
+        """The newest complete checkpoint, or None (the `latest` pointer if it names one)."""
         pointer = self.checkpoints_dir / "latest"
-        if pointer.is_file():
-            candidate = self.checkpoints_dir / pointer.read_text(encoding="utf-8").strip()
+        try:
+            name = pointer.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):  # missing or damaged: the names tell as well
+            name = ""
+        if name.startswith(CHECKPOINT_PREFIX) and "/" not in name:
+            candidate = self.checkpoints_dir / name
             if candidate.is_dir():
                 return candidate
         complete = self.checkpoints()
         return complete[-1] if complete else None
+
+    def resume_point(self):
+        """(the newest intact checkpoint or None, [(damaged checkpoint, reason), ...] newer).
+
+        The `latest` checkpoint first, then the others newest first; intact is what
+        `verify_checkpoint` accepts.
+        """
+        from keras_simplicial.agents.training.checkpoint_integrity import verify_checkpoint
+
+        latest = self.latest_checkpoint()
+        candidates = [latest] if latest is not None else []
+        candidates += [c for c in reversed(self.checkpoints()) if c != latest]
+        damaged = []
+        for checkpoint in candidates:
+            try:
+                verify_checkpoint(checkpoint)
+            except ValueError as error:
+                damaged.append((checkpoint, str(error)))
+                continue
+            return checkpoint, damaged
+        return None, damaged
+
+    def set_aside(self, path):
+        """Renames a damaged file or checkpoint out of the way (`damaged-iter_N`,
+        `best.json.damaged`, ...), never over an earlier one; returns the new path."""
+        path = Path(path)
+        if path.is_dir():
+            stem = path.parent / f"{DAMAGED_PREFIX}{path.name}"
+            target, suffix = stem, 1
+            while target.exists():
+                target, suffix = Path(f"{stem}.{suffix}"), suffix + 1
+        else:
+            target, suffix = path.with_name(path.name + ".damaged"), 1
+            while target.exists():
+                target, suffix = path.with_name(f"{path.name}.damaged.{suffix}"), suffix + 1
+        os.replace(path, target)
+        return target
 
     def checkpoints(self):
         if not self.checkpoints_dir.is_dir():
@@ -204,11 +266,60 @@ class RunDirectory:
         return machine
 
     # -- metrics ---------------------------------------------------------------------------
-    def read_metrics(self):
-        if not self.metrics_file.is_file():
-            return []
-        with open(self.metrics_file, newline="", encoding="utf-8") as stream:
-            return list(csv.DictReader(stream))
+    def read_metrics(self, partial_last_row=False):
+        """The rows of metrics.csv ([] without it), each a dict of strings.
+
+        A last row cut off before its newline (a power cut while appending) is left out, and
+        with `partial_last_row=True` reported: returns (rows, whether one was left out). Other
+        damage raises `ValueError` naming the file and the line.
+        """
+        rows, partial = [], False
+        if self.metrics_file.is_file():
+            try:
+                text = self.metrics_file.read_text(encoding="utf-8")
+                if "\0" in text:
+                    raise ValueError("it holds NUL bytes")
+                if text and not text.endswith("\n"):
+                    text, partial = text[: text.rfind("\n") + 1], True
+                reader = csv.DictReader(text.splitlines(keepends=True))
+                if text and not {"training_iteration", "timesteps"} <= set(reader.fieldnames):
+                    raise ValueError("its header lacks training_iteration and timesteps")
+                for row in reader:
+                    if None in row or None in row.values():
+                        raise ValueError(f"line {reader.line_num} has the wrong number of fields")
+                    try:
+                        int(row["training_iteration"]), int(row["timesteps"])
+                    except ValueError:
+                        raise ValueError(
+                            f"line {reader.line_num} has no integer iteration and timesteps"
+                        ) from None
+                    rows.append(row)
+            except (UnicodeDecodeError, csv.Error, ValueError) as error:
+                raise ValueError(f"{self.metrics_file} is damaged: {error}.") from None
+        return (rows, partial) if partial_last_row else rows
+
+    def repair_for_resume(self):
+        """Sets aside what `--resume` cannot use and says so: a damaged metrics.csv (the run
+        goes on with a new one) and a damaged best.json (the next checkpoints compete anew).
+        A metrics.csv whose last row was cut off loses that row (`truncate_metrics` rewrites it).
+
+        Returns:
+            one line per repair, for the user.
+        """
+        said = []
+        try:
+            _, partial = self.read_metrics(partial_last_row=True)
+            if partial:
+                said.append(f"{self.metrics_file}: its last row was cut off; it is dropped.")
+        except ValueError as error:
+            kept = self.set_aside(self.metrics_file)
+            said.append(f"{error} Set aside as {kept.name}; new rows start a new metrics.csv.")
+        try:
+            self._read_best()
+        except ValueError as error:
+            kept = self.set_aside(self.best_file)
+            said.append(f"{error} Set aside as {kept.name}; the best checkpoint is chosen anew.")
+        return said
 
     def truncate_metrics(self, last_iteration):
         """Drops rows after `last_iteration` (written after the checkpoint a run resumes from)."""

@@ -86,8 +86,9 @@ def train(
     The arguments of `RunArguments` (`env` ... `sampler`) are written to OUT/run.json. With
     `resume=True`, `out` must hold an earlier run: its arguments are read back from run.json
     (only `stop_timesteps`, `stop_seconds` and how to run come from this call), the algorithm is
-    restored from the latest complete checkpoint (weights, optimizer state and timestep
-    counters), and metrics rows written after that checkpoint are dropped.
+    restored from the newest intact checkpoint (weights, optimizer state and timestep
+    counters; damaged ones are set aside, see `resume_state`), and metrics rows written after
+    that checkpoint are dropped.
 
     Every checkpoint's saved weights play `check_episodes` greedy episodes (`GreedyCheck`) and
     the best checkpoint is the one that won most of them; 0 turns the check off (the best is then
@@ -100,9 +101,7 @@ def train(
         raise ValueError(f"check_episodes must be an integer >= 0, got {check_episodes!r}.")
     run = RunDirectory(out)
     if resume:
-        arguments, checkpoint = RunArguments.read(run.run_file), run.latest_checkpoint()
-        if checkpoint is None:
-            raise FileNotFoundError(f"--resume: no complete checkpoint in {run.checkpoints_dir}.")
+        arguments, checkpoint = resume_state(run)
     else:
         if run.run_file.exists():
             raise ValueError(
@@ -183,6 +182,41 @@ def train(
         best_win_rate=best[1]["win_rate"] if best else None,
         best_greedy_win_rate=best[1].get("greedy_win_rate") if best else None,
     )
+
+
+def resume_state(run):
+    """(`RunArguments`, checkpoint) to resume `run` from, after setting aside what is damaged.
+
+    Damaged checkpoints newer than the newest intact one are renamed `damaged-iter_N`; a damaged
+    or missing run.json is restored from the checkpoint's own copy; a damaged metrics.csv or
+    best.json is set aside (`RunDirectory.repair_for_resume`). Each repair is printed in one
+    line. Raises `ValueError` if no checkpoint is intact or the arguments cannot be recovered.
+    """
+    checkpoint, damaged = run.resume_point()
+    if checkpoint is None:
+        if not damaged:
+            raise FileNotFoundError(f"--resume: no complete checkpoint in {run.checkpoints_dir}.")
+        reasons = "; ".join(reason for _, reason in damaged)
+        raise ValueError(f"--resume: no intact checkpoint in {run.checkpoints_dir} ({reasons}).")
+    for skipped, reason in damaged:
+        kept = run.set_aside(skipped)
+        print(f"Skipped {skipped.name}: {reason}. Set aside as {kept.name}.", flush=True)
+    try:
+        arguments = RunArguments.read(run.run_file)
+    except (ValueError, FileNotFoundError) as error:
+        copy = checkpoint / run.run_file.name
+        if not copy.is_file():
+            raise ValueError(
+                f"--resume: {error} {checkpoint.name} holds no copy of run.json to restore."
+            ) from None
+        arguments = RunArguments.read(copy)
+        if run.run_file.exists():
+            run.set_aside(run.run_file)
+        arguments.write(run.run_file)
+        print(f"{error} Restored run.json from {checkpoint.name}.", flush=True)
+    for line in run.repair_for_resume():
+        print(line, flush=True)
+    return arguments, checkpoint
 
 
 def algorithm_config(arguments):

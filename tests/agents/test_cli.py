@@ -74,7 +74,10 @@ def test_the_console_script_is_the_light_module():
     result = subprocess.run(
         [COMMAND, "train", "--help"], capture_output=True, text=True, timeout=60
     )
-    assert result.returncode == 0 and "--preset {paper,easy,bridge-small}" in result.stdout
+    assert (
+        result.returncode == 0
+        and "--preset {paper,easy,bridge-small,bridge-medium}" in result.stdout
+    )
     assert "--verbose" in result.stdout and result.stderr == ""
 
 
