@@ -8,6 +8,7 @@
     keras-simplicial explain runs/a --seed 3
     keras-simplicial probe runs/a --episodes 500
     keras-simplicial policy-map runs/a --seed 0
+    keras-simplicial imitate --preset bridge-medium --agent relational
     keras-simplicial plot-types a.json b.json c.json --types 1,1,2 2,2,4
 
 `train` mirrors the old `rllib train` command (RLlib 2.60 no longer ships one). Bad input ends the
@@ -347,6 +348,29 @@ def build_parser():
         help="JSON object of environment arguments (default: the run's)",
     )
     policy.add_argument("--out", default="policy_map.png", help="PNG, PDF or SVG path")
+
+    imitate = commands.add_parser(
+        "imitate",
+        help="can the agent represent the solution? train it, supervised, on the "
+        "shortest-plan player's moves and play it greedily",
+    )
+    imitate.add_argument("--preset", default="bridge-medium", choices=PRESET_CHOICES)
+    imitate.add_argument("--agent", default="relational", choices=AGENT_CHOICES)
+    imitate.add_argument(
+        "--episodes", type=_positive_int, default=4000, help="demonstration boards (4000)"
+    )
+    imitate.add_argument("--epochs", type=_positive_int, default=8, help="passes over them (8)")
+    imitate.add_argument(
+        "--games", type=_positive_int, default=1000, help="fresh boards played greedily (1000)"
+    )
+    imitate.add_argument(
+        "--model-config",
+        type=_json_object("--model-config"),
+        default={},
+        help="JSON object of architecture overrides, as for train",
+    )
+    imitate.add_argument("--seed", type=int, default=0, help="initialisation and shuffling")
+    imitate.add_argument("--output", default=None, help="also write the result here (JSON)")
 
     play = commands.add_parser(
         "play",

@@ -215,6 +215,30 @@ def command_policy_map(args):
     return 0
 
 
+def command_imitate(args):
+    from keras_simplicial.agents.analysis.imitation import imitation_check
+    from keras_simplicial.agents.training.impala import PRESETS
+
+    preset = PRESETS[args.preset]
+    result = imitation_check(
+        args.agent,
+        preset["env"],
+        preset["env_config"],
+        episodes=args.episodes,
+        epochs=args.epochs,
+        games=args.games,
+        model_overrides=args.model_config,
+        seed=args.seed,
+    )
+    print(result.format())
+    if args.output:
+        from keras_simplicial.agents.training.run_directory import atomic_write_text
+
+        atomic_write_text(args.output, json.dumps(result.to_json(), indent=2) + "\n")
+        print(f"Saved {args.output}")
+    return 0
+
+
 def command_play(args):
     from keras_simplicial.envs.play import main as play
 
@@ -231,4 +255,5 @@ COMMANDS = {
     "probe": command_probe,
     "plot-types": command_plot_types,
     "policy-map": command_policy_map,
+    "imitate": command_imitate,
 }

@@ -131,10 +131,12 @@ def checkpoint_key(checkpoint):
     return Path(str(checkpoint)).name
 
 
-def evaluate_checkpoints(run_dir, checkpoints, episodes):
+def evaluate_checkpoints(run_dir, checkpoints, episodes, record_ended_by=()):
     """Win rates of `{name: checkpoint}` (checkpoints of the run in `run_dir`), sampled and
     greedy, cached in `evaluation_<name>_<mode>.json` (re-used while they name the same
-    checkpoint, by `checkpoint_key`)."""
+    checkpoint, by `checkpoint_key`, and the same number of episodes). `record_ended_by`: the
+    modes ("sampled", "greedy") whose cached reports must also say why episodes ended
+    (`ended_by`); one written before evaluations recorded it is played again."""
     from keras_simplicial.agents.analysis.evaluation import evaluate_checkpoint
     from keras_simplicial.agents.training.checkpoints import load_policy
 
@@ -154,6 +156,7 @@ def evaluate_checkpoints(run_dir, checkpoints, episodes):
                 report is None
                 or checkpoint_key(report.get("checkpoint", "")) != key
                 or report["overall"]["episodes"] != episodes
+                or (mode in record_ended_by and "ended_by" not in report["overall"])
             ):
                 policy = policy or load_policy(checkpoint)
                 report = evaluate_checkpoint(

@@ -2,6 +2,10 @@
 
     .venv/bin/python benchmarks/train_throughput.py [--presets easy paper] [--seconds 40]
         [--layouts ...] [--agents relational simplicial] [--markdown FILE]
+    .venv/bin/python benchmarks/train_throughput.py --training-loop --presets bridge-medium
+
+`--training-loop` measures what a run of `keras-simplicial train` gets: `train()` itself, with its
+checkpoints and their greedy checks, as wall-clock steps per second beside RLlib's sampling rate.
 
 Each configuration trains with the preset's IMPALA settings on the embedded local Ray (the learner
 in the driver), warms up (XLA compilation, tracing, the first batches), then counts the
@@ -89,6 +93,58 @@ def measure_layout(preset_name, agent, sampler, num_runners, num_envs, seconds, 
         "trained_fps": trained_fps,
         "profile": profile(results, num_envs, config.train_batch_size, frames_per_iteration),
     }
+
+
+def measure_training_loop(preset_name, agent, seconds, warmup_s, check_episodes):
+    """Steps/s of `train()` itself, what `keras-simplicial train --preset` runs: wall clock over
+    the measured rows of metrics.csv (checkpoints every 10 iterations and their greedy checks
+    of `check_episodes` episodes included) and RLlib's sampling rate of the same rows."""
+    import tempfile
+
+    from keras_simplicial.agents.training.impala import PRESETS, preset_overrides
+    from keras_simplicial.agents.training.run_directory import RunDirectory
+    from keras_simplicial.agents.training.train import train
+
+    preset = PRESETS[preset_name]
+    with tempfile.TemporaryDirectory() as out:
+        train(
+            env=preset["env"],
+            agent=agent,
+            out=out,
+            stop_timesteps=10**12,
+            stop_seconds=warmup_s + seconds,
+            env_config=preset["env_config"],
+            overrides=preset_overrides(preset),
+            seed=0,
+            check_episodes=check_episodes,
+            progress="none",
+        )
+        rows = RunDirectory(out).read_metrics()
+    warm = [row for row in rows if float(row["time_s"]) >= warmup_s]
+    first, last = warm[0], warm[-1]
+    wall = (int(last["timesteps"]) - int(first["timesteps"])) / (
+        float(last["time_s"]) - float(first["time_s"])
+    )
+    sampling = statistics.median(float(row["frames_per_s"]) for row in warm[1:])
+    return {"wall_fps": wall, "sampling_fps": sampling, "rows": len(warm)}
+
+
+def loop_markdown(preset, results):
+    """The table of `--training-loop`: wall-clock and sampling rates per agent, and ratios."""
+    lines = [
+        f"| {preset} | steps/s, wall clock (checks included) | frames/s, RLlib's sampling "
+        "| wall / sampling |",
+        "|---|---|---|---|",
+    ]
+    for agent, entry in results.items():
+        lines.append(
+            f"| {agent} | {entry['wall_fps']:,.0f} | {entry['sampling_fps']:,.0f} "
+            f"| {entry['wall_fps'] / entry['sampling_fps']:.2f} |"
+        )
+    if {"relational", "simplicial"} <= set(results):
+        ratio = results["simplicial"]["wall_fps"] / results["relational"]["wall_fps"]
+        lines += ["", f"- wall clock: simplicial / relational = {ratio:.3f}"]
+    return "\n".join(lines)
 
 
 def counters(algorithm):
@@ -226,7 +282,22 @@ def ratios(configs):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--presets", nargs="+", default=["easy", "paper"], choices=("easy", "paper")
+        "--presets",
+        nargs="+",
+        default=["easy", "paper"],
+        choices=("easy", "paper", "bridge-small", "bridge-medium"),
+    )
+    parser.add_argument(
+        "--training-loop",
+        action="store_true",
+        help="measure `train()` itself (checkpoints and greedy checks included) per agent, "
+        "wall clock against RLlib's sampling rate, instead of the layouts' profile",
+    )
+    parser.add_argument(
+        "--check-episodes",
+        type=int,
+        default=128,
+        help="greedy episodes per checkpoint check in --training-loop (train's default)",
     )
     parser.add_argument(
         "--agents",
@@ -251,6 +322,18 @@ def main(argv=None):
 
     start_ray(num_env_runners=1)
     report = {"args": vars(args), "cpus": os.cpu_count(), "presets": {}}
+    if args.training_loop:
+        texts = []
+        for preset in args.presets:
+            results = {}
+            for agent in args.agents:
+                results[agent] = measure_training_loop(
+                    preset, agent, args.seconds, args.warmup, args.check_episodes
+                )
+                print(f"{preset:<13} {agent:<10} {results[agent]}", flush=True)
+            report["presets"][preset] = results
+            texts.append(loop_markdown(preset, results))
+        return write_report(args, report, "\n\n".join(texts))
     for preset in args.presets:
         bare = {agent: bare_model_ms_per_1000(preset, agent) for agent in args.agents}
         configs = []
@@ -265,7 +348,11 @@ def main(argv=None):
                     flush=True,
                 )
         report["presets"][preset] = {"bare_ms": bare, "configs": configs, "ratios": ratios(configs)}
-    text = markdown(report)
+    return write_report(args, report, markdown(report))
+
+
+def write_report(args, report, text):
+    """Prints the tables and writes them (`--markdown`) and the numbers (`--json`)."""
     print("\n" + text)
     if args.json:
         with open(args.json, "w") as stream:

@@ -1,10 +1,19 @@
 """Is one agent ahead of the other over a few seeds, and with what confidence?
 
 The paper compares four runs per agent by their mean and standard deviation (Figure 4). With
-3-5 runs per agent, `compare_seeds` adds what a reader needs to weigh a gap: the difference of the
-means, a bootstrap 95% interval for it (runs resampled within each agent) and the exact
-permutation p-value of "the labels do not matter" (every split of the pooled runs into two groups
-of the same sizes; with 3 runs each the smallest two-sided p-value possible is 0.1).
+a few runs per agent, `compare_seeds` adds what a reader needs to weigh a gap: the difference of
+the means and the exact permutation p-value of "the labels do not matter" (every split of the
+pooled runs into two groups of the same sizes; with 3 runs each the smallest two-sided p-value
+possible is 0.1, so no difference between 3 and 3 runs can be significant at 0.05). From
+`MIN_RUNS_FOR_BOOTSTRAP` runs per group on it also gives a bootstrap 95% interval (runs resampled
+within each agent); below that the interval is left out: resampling n runs per group spreads the
+difference of the means by sqrt((n - 1) / n) of its standard error, and its percentiles ignore the
+heavy tails of so few runs (Student's t over 3 + 3 runs puts 97.5% at 2.78 standard errors, not
+1.96), so with 3 runs per group it is 1.96 * 0.82 / 2.78 = 0.58 times as wide as a t interval.
+
+`first_sustained_step` tells when a training curve reached a level to stay: the first step from
+which the win rate averaged over the next `window` environment steps is at least the level, so a
+run that touches it once and falls back has not reached it.
 """
 
 import dataclasses
@@ -13,17 +22,21 @@ import statistics
 
 import numpy as np
 
+MIN_RUNS_FOR_BOOTSTRAP = 5  # fewer runs per group: no bootstrap interval (see above)
+SIGNIFICANCE_LEVEL = 0.05  # a permutation p-value at most this calls one group ahead
+
 
 @dataclasses.dataclass(frozen=True)
 class SeedComparison:
-    """`b` minus `a` over runs: means, difference, bootstrap interval, permutation p-value."""
+    """`b` minus `a` over runs: means, difference, permutation p-value and, from
+    `MIN_RUNS_FOR_BOOTSTRAP` runs per group, a bootstrap 95% interval (None below)."""
 
     a: tuple
     b: tuple
     mean_a: float
     mean_b: float
     difference: float
-    ci95: tuple
+    ci95: tuple | None
     p_value: float
     min_p_value: float
     higher_is_better: bool = True
@@ -32,6 +45,22 @@ class SeedComparison:
     def leader(self):
         """The group whose mean is the better one, "a" or "b", by `higher_is_better`."""
         return "b" if (self.difference > 0) == self.higher_is_better else "a"
+
+    @property
+    def significant(self):
+        """Whether the permutation test calls the `leader` ahead (p <= `SIGNIFICANCE_LEVEL`)."""
+        return self.p_value <= SIGNIFICANCE_LEVEL
+
+    @property
+    def can_be_significant(self):
+        """Whether these group sizes allow a significant difference at all."""
+        return self.min_p_value <= SIGNIFICANCE_LEVEL
+
+    @property
+    def separated(self):
+        """Whether every run of the leader beats every run of the other group: the permutation
+        p-value is then the smallest the group sizes allow."""
+        return self.p_value <= self.min_p_value + 1e-9
 
     def to_json(self):
         return dataclasses.asdict(self)
@@ -66,7 +95,8 @@ def bootstrap_interval(a, b, resamples=10_000, seed=0):
 
 def compare_seeds(a, b, higher_is_better=True):
     """Compares per-run values `b` against `a` (e.g. simplicial against relational); with
-    `higher_is_better=False` (steps to a win rate) the smaller mean is the better one."""
+    `higher_is_better=False` (steps to a win rate) the smaller mean is the better one. The
+    bootstrap interval is None unless both groups have `MIN_RUNS_FOR_BOOTSTRAP` runs."""
     a, b = tuple(float(x) for x in a), tuple(float(x) for x in b)
     if len(a) < 2 or len(b) < 2:
         raise ValueError(
@@ -79,7 +109,7 @@ def compare_seeds(a, b, higher_is_better=True):
         mean_a=statistics.mean(a),
         mean_b=statistics.mean(b),
         difference=statistics.mean(b) - statistics.mean(a),
-        ci95=bootstrap_interval(a, b),
+        ci95=bootstrap_interval(a, b) if min(len(a), len(b)) >= MIN_RUNS_FOR_BOOTSTRAP else None,
         p_value=p_value,
         min_p_value=smallest,
         higher_is_better=bool(higher_is_better),
@@ -96,3 +126,14 @@ def mean_win_rate_between(steps, wins, start, end):
         )
     grid = np.linspace(start, end, 512)
     return float(np.interp(grid, steps, wins).mean())
+
+
+def first_sustained_step(steps, wins, level, window):
+    """The first step of the curve (an iteration's) from which the win rate averaged over the
+    next `window` environment steps is at least `level`, or None when no such window ends within
+    the curve (never sustained, or too close to the end of the run to tell)."""
+    steps = np.asarray(steps, float)
+    for start in steps[steps + window <= steps[-1]] if len(steps) else ():
+        if mean_win_rate_between(steps, wins, start, start + window) >= level:
+            return int(start)
+    return None

@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from keras_simplicial.agents.analysis.comparison import (
+    MIN_RUNS_FOR_BOOTSTRAP,
     compare_seeds,
+    first_sustained_step,
     mean_win_rate_between,
     permutation_p_value,
 )
@@ -20,15 +22,28 @@ def test_separated_groups_reach_the_smallest_p_value_their_sizes_allow():
 
 def test_overlapping_groups_are_not_significant():
     result = compare_seeds([0.2, 0.8, 0.5], [0.3, 0.7, 0.45])
-    assert result.p_value > 0.5
-    assert result.ci95[0] < 0 < result.ci95[1]
+    assert result.p_value > 0.5 and not result.significant and not result.separated
     assert result.difference == pytest.approx(np.mean([0.3, 0.7, 0.45]) - 0.5)
+    wide = compare_seeds([0.2, 0.8, 0.5, 0.6, 0.3], [0.3, 0.7, 0.45, 0.5, 0.4])
+    assert wide.ci95[0] < 0 < wide.ci95[1]
 
 
-def test_difference_and_interval_point_the_same_way():
-    result = compare_seeds([0.1, 0.2, 0.15], [0.8, 0.9, 0.85])
+def test_no_bootstrap_interval_below_five_runs_and_no_significance_with_three():
+    assert MIN_RUNS_FOR_BOOTSTRAP == 5
+    separated = compare_seeds([0.1, 0.2, 0.15], [0.8, 0.9, 0.85])
+    assert separated.ci95 is None and separated.to_json()["ci95"] is None
+    # Every run of b beats every run of a, and still 3 v 3 runs cannot reach p <= 0.05.
+    assert separated.separated and separated.p_value == pytest.approx(0.1)
+    assert not separated.significant and not separated.can_be_significant
+    assert compare_seeds([0.1, 0.2, 0.15, 0.3], [0.8, 0.9, 0.85, 0.7, 0.6]).ci95 is None
+
+
+def test_difference_and_interval_point_the_same_way_from_five_runs():
+    result = compare_seeds([0.1, 0.2, 0.15, 0.12, 0.18], [0.8, 0.9, 0.85, 0.82, 0.88])
     assert result.difference == pytest.approx(0.7)
     assert 0.6 <= result.ci95[0] <= result.ci95[1] <= 0.8
+    assert result.significant and result.can_be_significant
+    assert result.p_value == pytest.approx(2 / 252)
     with pytest.raises(ValueError, match="at least 2 runs"):
         compare_seeds([0.1], [0.2, 0.3])
 
@@ -47,3 +62,22 @@ def test_mean_win_rate_between_is_the_normalised_area():
     assert mean_win_rate_between(steps, wins, 100, 200) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="end > start"):
         mean_win_rate_between(steps, wins, 5, 5)
+
+
+def test_a_sustained_level_needs_the_next_window_to_average_it():
+    steps = np.arange(0, 1_000_001, 10_000)
+    wins = np.where(steps >= 400_000, 0.95, 0.3)
+    wins[steps == 100_000] = 0.95  # touched once, then fallen back
+
+    def window_mean(start):
+        return mean_win_rate_between(steps, wins, start, start + 200_000)
+
+    # Not the step that touched 0.9 once: the first whose next 200,000 steps average 0.9, a little
+    # before the rise (the curve is linear between iterations).
+    start = first_sustained_step(steps, wins, 0.9, 200_000)
+    assert 300_000 < start <= 400_000
+    assert window_mean(start) >= 0.9 > window_mean(start - 10_000)
+    assert first_sustained_step(steps, wins, 0.99, 200_000) is None
+    # A run that reached the level too late to average it over a whole window never reached it.
+    assert first_sustained_step(steps, wins, 0.9, 700_000) is None
+    assert first_sustained_step([], [], 0.9, 200_000) is None

@@ -39,29 +39,149 @@ def test_arguments(reproduce, capsys):
     assert "at least 2 seeds" in capsys.readouterr().err
 
 
-def test_conclusion_follows_the_numbers(reproduce):
+def test_conclusion_calls_an_agent_ahead_only_by_the_permutation_test(reproduce):
     from keras_simplicial.agents.analysis.comparison import compare_seeds
 
-    ahead = compare_seeds([0.1, 0.2, 0.15], [0.8, 0.9, 0.85])
+    separated = compare_seeds([0.1, 0.2, 0.15], [0.8, 0.9, 0.85])
     tied = compare_seeds([0.2, 0.8, 0.5], [0.3, 0.7, 0.45])
     behind = compare_seeds([0.8, 0.9, 0.85], [0.1, 0.2, 0.15])
     overlap = compare_seeds([0.1, 0.5, 0.2], [0.45, 0.6, 0.7])
     fewer_steps = compare_seeds([2.0, 2.5, 2.2], [1.0, 1.2, 1.1], higher_is_better=False)
+    five = compare_seeds([0.1, 0.2, 0.15, 0.12, 0.18], [0.8, 0.9, 0.85, 0.82, 0.88])
     text = reproduce.conclusion(
         {
-            "late win rate": ahead,
+            "late win rate": separated,
             "best": tied,
             "final": behind,
             "curve": overlap,
             "steps to 0.9": fewer_steps,
+            "five seeds": five,
         }
     )
-    assert "the simplicial agent is ahead by 0.700 on every seed" in text
-    assert "p = 0.10, the smallest p these runs allow" in text
-    assert "On the best, neither agent is ahead (difference -0.017" in text
-    assert "On the final, the relational agent is ahead by 0.700 on every seed" in text
-    assert "On the curve, the simplicial agent is ahead on average but the runs overlap" in text
-    assert "On the steps to 0.9, the simplicial agent is ahead by 1.133 on every seed" in text
+    # 3 v 3 seeds: even every run above every other is not a lead, and no interval is given.
+    assert "ahead by" not in text.split("On the five seeds")[0]
+    assert "On the late win rate, every simplicial run is better than every other run, " in text
+    assert "with 3 v 3 seeds is not significant (difference +0.700, p = 0.10, the smallest" in text
+    assert "On the best, neither agent is ahead (difference -0.017, p = " in text
+    assert "On the final, every relational run is better than every other run" in text
+    assert "On the curve, neither agent is ahead" in text
+    assert "On the steps to 0.9, every simplicial run is better than every other run" in text
+    assert "interval" not in text.split("On the five seeds")[0]
+    # 5 v 5 seeds: the permutation test can call it, with the bootstrap interval beside it.
+    assert "On the five seeds, the simplicial agent is ahead by 0.700 (difference +0.700, 95% " in (
+        text
+    )
+    assert "p = 0.01)." in text
+
+
+def test_ahead_section_has_no_interval_below_five_seeds_and_names_runs_that_never_got_there(
+    reproduce,
+):
+    from keras_simplicial.agents.analysis.comparison import compare_seeds
+
+    found = _findings(
+        reproduce,
+        {("relational", 1): 0.99, ("relational", 2): 1.0, ("relational", 3): 0.995,
+         ("simplicial", 1): 0.82, ("simplicial", 2): 1.0, ("simplicial", 3): 0.86},
+    )  # fmt: skip
+    for seed in (1, 3):
+        found.runs[("simplicial", seed)]["sustained"]["0.9"] = None
+    name = "steps to a sustained training win rate of 0.9 (millions)"
+    found.comparisons = {
+        name: compare_seeds([1.92, 0.82, 2.23], [3.0, 0.79, 3.0], higher_is_better=False)
+    }
+    text = "\n".join(reproduce.ahead_section(found))
+    assert "| measure | relational | simplicial | difference | p |" in text
+    assert "interval [" not in text and "95% interval |" not in text
+    assert f"| {name} | 1.657 | 2.263 (2 never) | +0.607 | 0.60 (0.10) |" in text
+    assert "never: simplicial-seed1, simplicial-seed3" in text
+    assert "smallest attainable p is 0.10" in text and "no difference can be significant" in text
+    assert "Below 5 seeds per agent no bootstrap interval is given" in text
+
+
+def test_best_sampled_report_plays_again_a_cached_report_without_ended_by(
+    reproduce, tmp_path, monkeypatch
+):
+    from keras_simplicial.agents.analysis import evaluation
+    from keras_simplicial.agents.training import checkpoints
+
+    checkpoint = tmp_path / "checkpoints" / "iter_000010"
+    old = {"checkpoint": str(checkpoint), "overall": {"episodes": 100, "win_rate": 0.5}}
+    for mode in ("sampled", "greedy"):
+        (tmp_path / f"evaluation_final_{mode}.json").write_text(json.dumps(old))
+    played = []
+
+    def evaluate_checkpoint(checkpoint, episodes, explore, output, policy):
+        played.append(("sampled" if explore else "greedy", Path(output).name))
+        report = {
+            "checkpoint": str(checkpoint),
+            "overall": {"episodes": episodes, "win_rate": 0.5, "ended_by": {"won": 0.5}},
+        }
+        Path(output).write_text(json.dumps(report))
+        return report
+
+    monkeypatch.setattr(evaluation, "evaluate_checkpoint", evaluate_checkpoint)
+    monkeypatch.setattr(checkpoints, "load_policy", lambda checkpoint: object())
+    # The best checkpoint is the final one: its sampled report is cached as the final's.
+    report = reproduce.best_sampled_report(tmp_path, checkpoint, 100)
+    assert played == [("sampled", "evaluation_final_sampled.json")]
+    assert report["overall"]["ended_by"] == {"won": 0.5}
+    assert not (tmp_path / "evaluation_best_sampled.json").exists()
+    # Now cached with why episodes ended: not played again.
+    assert reproduce.best_sampled_report(tmp_path, checkpoint, 100) == report and len(played) == 1
+
+
+def test_set_up_declares_every_deviation_from_the_paper(reproduce):
+    from keras_simplicial.agents.training.impala import PRESETS
+
+    args = reproduce.parse_args([])
+    rows, kept = reproduce.paper_deviations(args, PRESETS["bridge-small"], {"CPU x 2"})
+    deviations = {what: (ours, paper) for what, ours, paper in rows}
+    assert deviations["board"] == ("5 x 6, N = 15 entities", "7 x 9, N = 40 entities")
+    assert deviations["solution lengths"] == ("1", "1-3")
+    limit, no_limit = deviations["episode limit"]
+    assert limit.startswith("40 steps (shortest plans: 11.0 steps on average, at most 12, on ")
+    assert no_limit == "none"
+    assert deviations["2-simplicial logits"] == (
+        'scaled by 1/48 (`simplicial_logit_scale="auto"`: simplicial_key_dim^-1)',
+        "unscaled",
+    )
+    assert deviations["gain on the 2-simplicial branch"] == (
+        'starts at 0 (`simplicial_gain_initializer="zeros"`)',
+        "1",
+    )
+    assert deviations["discount gamma"] == ("0.9", "0.99")
+    assert deviations["unroll length (steps)"] == ("10", "40")
+    assert deviations["batch"] == (
+        "320 steps, each trained on 2 times (`num_epochs`)",
+        "1,280 steps, trained on once",
+    )
+    assert deviations["optimiser, learning rate"] == (
+        "RMSProp, 0.0005 at step 0 to 5e-5 at step 3,000,000, linear in between",
+        "RMSProp, 0.0002 constant",
+    )
+    assert deviations["entropy bonus"] == ("0.01", "0.005")
+    assert deviations["actors"][0] == (
+        "64 boards sampled in the learner's process, on CPU x 2 (CPU model x logical CPUs)"
+    )
+    assert "63 workers per machine" in deviations["actors"][1]
+    assert dict(kept) == {
+        "decay": 0.99,
+        "epsilon": 0.1,
+        "grad_clip": 40.0,
+        "momentum": 0.0,
+        "vf_loss_coeff": 0.5,
+        "vtrace_clip_pg_rho_threshold": 1.0,
+        "vtrace_clip_rho_threshold": 1.0,
+    }
+    # At the paper's scale only the architecture and the actors differ.
+    args = reproduce.parse_args(["--preset", "paper"])
+    rows, _ = reproduce.paper_deviations(args, PRESETS["paper"], {"CPU x 2"})
+    assert [what for what, *_ in rows] == [
+        "2-simplicial logits",
+        "gain on the 2-simplicial branch",
+        "actors",
+    ]
 
 
 def test_throughput_is_measured_once_per_preset_and_cluster(reproduce, tmp_path, monkeypatch):
@@ -105,17 +225,31 @@ def test_throughput_seconds_must_be_positive(reproduce, capsys):
 def _findings(reproduce, late_rates):
     """Findings with only what `plateaus` and `scale_section` read: {(agent, seed): late rate}."""
 
+    def ended(won):  # a third of the losses open the bridge, the rest run out of steps
+        lost = 1 - won
+        return {
+            "won": won,
+            "opened_bridge": lost / 3,
+            "opened_wrong_box": 0.0,
+            "out_of_steps": 2 * lost / 3,
+        }
+
     def record(late):
         return {
             "late": late,
+            "sustained": {"0.5": 500_000, "0.9": 1_000_000},
             "evaluations": {
                 which: {"greedy": {"win_rate": min(1.0, late + 0.05)}}
                 for which in ("best", "final")
             },
             "best_sampled_report": {
                 "per_puzzle_type": {
-                    "(1, 0, 0)": {"episodes": 500, "win_rate": 0.98},
-                    "(1, 1, 2)": {"episodes": 500, "win_rate": 2 * late - 0.98},
+                    "(1, 0, 0)": {"episodes": 500, "win_rate": 0.98, "ended_by": ended(0.98)},
+                    "(1, 1, 2)": {
+                        "episodes": 500,
+                        "win_rate": 2 * late - 0.98,
+                        "ended_by": ended(2 * late - 0.98),
+                    },
                     "(2, 0, 0)": {"episodes": 0, "win_rate": 0.0},
                 }
             },
@@ -123,9 +257,12 @@ def _findings(reproduce, late_rates):
 
     return reproduce.Findings(
         preset={},
+        deviations=[],
+        kept_from_table_1=[],
         runs={key: record(late) for key, late in late_rates.items()},
         comparisons={},
         per_type={},
+        loss_causes={},
         random_rate=0.02,
         time_factor={},
         throughput={},
@@ -141,11 +278,15 @@ def test_plateaus_name_the_runs_held_below_0_9_and_the_type_they_lose(reproduce)
         {("relational", 1): 0.99, ("simplicial", 1): 0.82, ("relational", 2): 1.0,
          ("simplicial", 2): 0.995},
     )  # fmt: skip
-    [(agent, seed, late, puzzle_type, rate, final)] = reproduce.plateaus(found)
+    [(agent, seed, late, puzzle_type, rate, losses, final)] = reproduce.plateaus(found)
     assert (agent, seed, late, puzzle_type) == ("simplicial", 1, 0.82, (1, 1, 2))
     assert rate == pytest.approx(0.66) and final == pytest.approx(0.87)
+    assert losses == pytest.approx({"opened_bridge": 0.34 / 3, "out_of_steps": 0.68 / 3})
     text = "\n".join(reproduce.scale_section(found))
-    assert "simplicial-seed1 at 0.820 (its best checkpoint wins 0.660 of (1, 1, 2)" in text
+    assert "simplicial-seed1 at 0.820 (its best checkpoint wins 0.660 of (1, 1, 2) puzzles, " in (
+        text
+    )
+    assert "sampled; lost: opened bridge 0.113; lost: out of steps 0.227; its final " in text
     assert "final checkpoint 0.870 greedy)" in text and "left the plateau" not in text
     # A run whose final checkpoint passes 0.9 left the plateau at the end.
     found.runs[("simplicial", 1)]["evaluations"]["final"]["greedy"]["win_rate"] = 0.99
@@ -202,9 +343,10 @@ def test_summary_counts_solved_runs_and_states_what_three_seeds_allow(reproduce)
         {("relational", 1): 0.99, ("relational", 2): 1.0, ("relational", 3): 0.995,
          ("simplicial", 1): 0.82, ("simplicial", 2): 1.0, ("simplicial", 3): 0.97},
     )  # fmt: skip
+    found.runs[("simplicial", 1)]["sustained"]["0.9"] = None
     found.comparisons = {
         "mean training win rate over the run": compare_seeds([0.6, 0.7, 0.65], [0.5, 0.72, 0.55]),
-        "steps to a training win rate of 0.9 (millions)": compare_seeds(
+        "steps to a sustained training win rate of 0.9 (millions)": compare_seeds(
             [1.7, 0.8, 2.0], [1.8, 1.0, 2.9], higher_is_better=False
         ),
         "best checkpoint, greedy": compare_seeds([1.0, 1.0, 1.0], [0.85, 1.0, 0.99]),
@@ -213,10 +355,50 @@ def test_summary_counts_solved_runs_and_states_what_three_seeds_allow(reproduce)
     text = "\n".join(reproduce.summary_section(found))
     assert "the board (training win rate over the last tenth of the run at least 0.9)" in text
     assert "relational 3 of 3, simplicial 2 of 3;" in text
+    assert "the next 200,000 steps average at least 0.9): relational 3 of 3, simplicial 2 of 3" in (
+        text
+    )
     assert "wins at least 0.9 greedily on fresh episodes: relational 3 of 3, " in text
     assert "simplicial 2 of 3." in text
     learn, end = text.split("- How early they learn: ")[1].split("- Where they end: ")
     assert "On the mean training win rate over the run, neither agent is ahead" in learn
-    assert "steps to a training win rate of 0.9 (millions), neither agent is ahead" in learn
+    assert "sustained training win rate of 0.9 (millions), neither agent is ahead" in learn
     assert "best checkpoint, greedy" in end and "mean training win rate over the run" not in end
-    assert "with 3 and 3 seeds the smallest two-sided permutation p-value possible is 0.10" in text
+    assert "With 3 v 3 seeds the smallest attainable p is 0.10" in text
+    assert "so no difference can be significant" in text
+
+
+def test_per_type_section_shows_why_lost_episodes_ended(reproduce):
+    found = _findings(reproduce, {("relational", 1): 0.99, ("simplicial", 1): 0.82})
+    reports = [
+        {
+            "agent": agent,
+            "per_puzzle_type": {
+                "(1, 1, 2)": {
+                    "episodes": 500,
+                    "win_rate": won,
+                    "ended_by": {
+                        "won": won,
+                        "opened_bridge": 0.0,
+                        "opened_wrong_box": 0.0,
+                        "out_of_steps": 1 - won,
+                    },
+                },
+                "(2, 0, 0)": {"episodes": 0, "win_rate": 0.0},
+            },
+        }
+        for agent, won in (("relational", 0.99), ("simplicial", 0.68))
+    ]
+    found.loss_causes = reproduce.loss_causes(reports)
+    found.per_type = {
+        "relational": {(1, 1, 2): (0.99, 0.0, [0.99])},
+        "simplicial": {(1, 1, 2): (0.68, 0.0, [0.68])},
+    }
+    args = reproduce.parse_args([])
+    text = "\n".join(reproduce.per_type_section(args, found))
+    assert (
+        "| puzzle type | agent | win rate | lost: opened bridge | lost: opened wrong box | "
+        "lost: out of steps |" in text
+    )
+    assert "| (1, 1, 2) | simplicial | 0.680 (0.000) | 0.000 | 0.000 | 0.320 |" in text
+    assert "| (1, 1, 2) | relational | 0.990 (0.000) | 0.000 | 0.000 | 0.010 |" in text
