@@ -194,17 +194,17 @@ PRESETS = {
     "paper": {"env": "BridgeBoxWorld-v0", "env_config": {}, "overrides": {}},
 }
 # `bridge-small` (`make reproduce-small`, docs/reproduction.md): bridge BoxWorld shrunk so that a
-# run of 3M steps fits under an hour of 2 cores (docs/reproduction.md, "Per run"). The paper's 7 x 9 board becomes
-# 5 x 6 (4 key positions instead of 9, the Gem box always at the first; N = 15 entities instead
-# of 40: the 5 x 7 observation after two 2x2 valid convolutions is 3 x 5), solution length 1
-# instead of 1-3 (puzzle types (1,0,0) and (1,1,2), the type whose solving makes the paper's 0.85
-# plateau; a bridge in half of the episodes as in the paper), at most 40 steps instead of no limit
-# (the oracle's shortest plans take 11 steps on average, at most 12): a uniformly random policy
-# wins about 2%. On 7 x 6 with solution lengths 1-2 (all seven types of
-# length <= 2) the relational agent stayed at the random policy's 0.02 for 700,000 steps
-# (docs/benchmarks.md, "Choosing bridge-small"). The easy preset's recipe, its learning rate
-# annealed over a run's 3M steps instead of 600,000 (`reproduce_small.py` stretches the schedule
-# to the run's length when it is given another: `lr_schedule_over`).
+# run of 3M steps fits under an hour of 2 cores (docs/reproduction.md, "Per run"). The paper's 7 x 9
+# board becomes 5 x 6 (4 key positions instead of 9, the Gem box always at the first; N = 15
+# entities instead of 40: the 5 x 7 observation after two 2x2 valid convolutions is 3 x 5), solution
+# length 1 instead of 1-3 (puzzle types (1,0,0) and (1,1,2), the type whose solving makes the
+# paper's 0.85 plateau; a bridge in half of the episodes as in the paper), at most 40 steps instead
+# of no limit (the oracle's shortest plans take 11 steps on average, at most 12): a uniformly random
+# policy wins about 2%. On 7 x 6 with solution lengths 1-2 (all seven types of length <= 2) the
+# relational agent stayed at the random policy's 0.02 for 700,000 steps (docs/benchmarks.md,
+# "Choosing bridge-small"). The easy preset's recipe, its learning rate annealed over a run's 3M
+# steps instead of 600,000 (`reproduce_small.py` stretches the schedule to the run's length when it
+# is given another: `lr_schedule_over`).
 PRESETS["bridge-small"] = {
     "env": "BridgeBoxWorld-v0",
     "env_config": {"rows": 5, "cols": 6, "max_solution_length": 1, "max_steps": 40},
