@@ -192,6 +192,8 @@ def resume_state(run):
     best.json is set aside (`RunDirectory.repair_for_resume`). Each repair is printed in one
     line. Raises `ValueError` if no checkpoint is intact or the arguments cannot be recovered.
     """
+    if not run.run_file.exists() and not run.checkpoints_dir.is_dir():
+        raise FileNotFoundError(f"{run.root} is not a training run: {run.run_file} is missing.")
     checkpoint, damaged = run.resume_point()
     if checkpoint is None:
         if not damaged:

@@ -206,6 +206,20 @@ def test_cli_rejects_bad_input_with_one_line(tmp_path):
             ],
             "jit_compile",
         ),
+        (
+            ["train", "--config", json.dumps({"lr": -1}), "--out", str(tmp_path / "r5")],
+            "--config: lr must be a finite number > 0, got -1.",
+        ),
+        (
+            [
+                "train",
+                "--model-config",
+                json.dumps({"num_heads": 0}),
+                "--out",
+                str(tmp_path / "r6"),
+            ],
+            "--model-config: num_heads must be an integer >= 1, got 0.",
+        ),
         (["evaluate", str(tmp_path / "missing")], "No checkpoint at"),
         (["train", "--resume", "--out", str(tmp_path / "empty")], "run.json is missing"),
     ]
