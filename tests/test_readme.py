@@ -126,6 +126,7 @@ TINY = {
     "visualize": ["--max-steps", "20", *LONG_EPISODE],
     "explain": ["--max-steps", "20"],
     "probe": ["--episodes", "8", "--num-envs", "4", "--max-steps", "20"],
+    "imitate": ["--episodes", "20", "--epochs", "1", "--games", "8"],
 }
 
 

@@ -209,15 +209,10 @@ class RunDirectory:
         """Renames a damaged file or checkpoint out of the way (`damaged-iter_N`,
         `best.json.damaged`, ...), never over an earlier one; returns the new path."""
         path = Path(path)
-        if path.is_dir():
-            stem = path.parent / f"{DAMAGED_PREFIX}{path.name}"
-            target, suffix = stem, 1
-            while target.exists():
-                target, suffix = Path(f"{stem}.{suffix}"), suffix + 1
-        else:
-            target, suffix = path.with_name(path.name + ".damaged"), 1
-            while target.exists():
-                target, suffix = path.with_name(f"{path.name}.damaged.{suffix}"), suffix + 1
+        name = f"{DAMAGED_PREFIX}{path.name}" if path.is_dir() else f"{path.name}.damaged"
+        target, count = path.with_name(name), 1
+        while target.exists():
+            target, count = path.with_name(f"{name}.{count}"), count + 1
         os.replace(path, target)
         return target
 
@@ -300,7 +295,8 @@ class RunDirectory:
 
     def repair_for_resume(self):
         """Sets aside what `--resume` cannot use and says so: a damaged metrics.csv (the run
-        goes on with a new one) and a damaged best.json (the next checkpoints compete anew).
+        goes on with a new one) and a damaged best.json, or one naming a checkpoint that is gone
+        (the next checkpoints compete anew).
         A metrics.csv whose last row was cut off loses that row (`truncate_metrics` rewrites it).
 
         Returns:
@@ -315,10 +311,17 @@ class RunDirectory:
             kept = self.set_aside(self.metrics_file)
             said.append(f"{error} Set aside as {kept.name}; new rows start a new metrics.csv.")
         try:
-            self._read_best()
+            best = self._read_best()
         except ValueError as error:
             kept = self.set_aside(self.best_file)
             said.append(f"{error} Set aside as {kept.name}; the best checkpoint is chosen anew.")
+        else:
+            if best is not None and not (self.checkpoints_dir / best["checkpoint"]).is_dir():
+                kept = self.set_aside(self.best_file)
+                said.append(
+                    f"{self.best_file} names {best['checkpoint']}, which is gone (damaged); "
+                    f"set aside as {kept.name}; the best checkpoint is chosen anew."
+                )
         return said
 
     def truncate_metrics(self, last_iteration):

@@ -208,6 +208,6 @@ def test_rllib_vector_env_steps_all_boards_without_autoreset():
     assert truncateds[1] or terminateds[1]
     obs, info = env.reset_at(1)
     np.testing.assert_array_equal(obs, single.reset()[0])
-    assert set(info) == {"puzzle_type", "solvable", "is_success", "solution_length"}
+    assert set(info) == {"puzzle_type", "solvable", "is_success", "solution_length", "ended_by"}
     with pytest.raises(ValueError, match="env must be one of"):
         BoxWorldRLlibVectorEnv("CartPole-v1", 2)

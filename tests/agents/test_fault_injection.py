@@ -85,34 +85,41 @@ def faults():
 
 def fault_id(fault):
     where, name, how = fault
-    return f"{where}:{Path(name).name}:{how}"
+    return f"{where}:{name.replace('/', '.')}:{how}"
 
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
-    """A real run of a few iterations (a checkpoint after each), trained by `train`."""
+    """A real run of three iterations, a checkpoint after each, trained by `train` (one
+    iteration, then two resumes of one iteration each, however fast the machine is)."""
     import ray
 
     from keras_simplicial.agents.training.train import train
 
     out = tmp_path_factory.mktemp("pristine") / "run"
+    run, steps = RunDirectory(out), 1
     try:
-        train(
-            env="BridgeBoxWorld-v0",
-            agent="relational",
-            out=out,
-            stop_timesteps=10**9,
-            stop_seconds=6,
-            env_config=EASY_ENV,
-            model_overrides={"jit_compile": False},
-            overrides=QUICK,
-            num_envs_per_env_runner=2,
-            seed=0,
-            checkpoint_every=1,
-            check_episodes=2,
-            progress="none",
-        )
-        yield RunDirectory(out)
+        for resume in (False, True, True):
+            steps = (
+                1
+                + train(
+                    env="BridgeBoxWorld-v0",
+                    agent="relational",
+                    out=out,
+                    stop_timesteps=steps,
+                    env_config=EASY_ENV,
+                    model_overrides={"jit_compile": False},
+                    overrides=QUICK,
+                    num_envs_per_env_runner=2,
+                    seed=0,
+                    resume=resume,
+                    checkpoint_every=1,
+                    check_episodes=2,
+                    progress="none",
+                ).timesteps
+            )
+        assert len(run.checkpoints()) >= 3 and len(run.read_metrics()) >= 3
+        yield run
     finally:
         ray.shutdown()
 
@@ -214,12 +221,16 @@ def test_resume_skips_a_damaged_checkpoint_and_evaluate_names_it(pristine, tmp_p
     assert str(previous) in err  # the newest intact one, to pass instead
 
     steps = int(run.read_metrics()[-1]["timesteps"])
+    # The damaged checkpoint was the best one: the best is then chosen anew.
+    run.best_file.write_text(json.dumps({"checkpoint": latest.name, "greedy_win_rate": 1.0}))
     code, out, _ = one_line_or_success(
         capsys, "train", "--resume", "--out", str(run.root), "--stop-timesteps", str(steps + 1)
     )
     assert code == 0
     assert f"Skipped {latest.name}" in out and f"Set aside as damaged-{latest.name}" in out
     assert f"Resumed from {previous}" in out
+    assert f"names {latest.name}, which is gone" in out
+    assert (run.checkpoints_dir / "best.json.damaged").is_file() and run.best_checkpoint()
     assert (run.checkpoints_dir / f"damaged-{latest.name}" / POLICY_STATE).is_file()
     iterations = [int(row["training_iteration"]) for row in run.read_metrics()]
     assert iterations == list(range(1, len(iterations) + 1))  # rows after the checkpoint redone
