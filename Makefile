@@ -58,7 +58,7 @@ bench: $(STAMP)
 # benchmarks/runs/learning-easy/. About 2 hours on 2 cores. Resumable: run it again to continue
 # where it stopped.
 bench-learning: $(STAMP)
-	$(PY) benchmarks/learning_curve.py --agents relational simplicial --seeds 1 2 3 4 5 \
+	$(CLI) sweep --preset easy --agents relational simplicial --seeds 1 2 3 4 5 \
 		--stop-timesteps $(LEARNING_TIMESTEPS) --budget $(LEARNING_BUDGETS) \
 		--out benchmarks/runs/learning-easy --markdown benchmarks/runs/learning-easy/table.md
 
@@ -68,20 +68,20 @@ bench-parity: $(STAMP)
 
 # The paper's comparison at small scale: both agents x REPRODUCE_SEEDS on the `bridge-small`
 # preset, then docs/reproduction.md and docs/figures/reproduction/ from the run directories in
-# benchmarks/results/bridge-small/ (benchmarks/reproduce_small.py; committed with the report).
+# benchmarks/results/bridge-small/ (`keras-simplicial reproduce`; committed with the report).
 # Hours on 2 cores; resumable: run it again to continue where it stopped.
 # `REPRODUCE_FLAGS=--report-only` redraws without training.
 REPRODUCE_SEEDS ?= 1 2 3
 REPRODUCE_TIMESTEPS ?= 3000000
 reproduce-small: $(STAMP)
-	$(PY) benchmarks/reproduce_small.py --seeds $(REPRODUCE_SEEDS) \
+	$(CLI) reproduce --preset bridge-small --seeds $(REPRODUCE_SEEDS) \
 		--stop-timesteps $(REPRODUCE_TIMESTEPS) $(REPRODUCE_FLAGS)
 
 # Every file of a run damaged in every way, and every command that reads it (docs/benchmarks.md,
 # "Reliability"): about 12 minutes; the counts go to benchmarks/results/fault-injection.json.
 fault-injection: $(STAMP)
 	FAULT_INJECTION_REPORT=benchmarks/results/fault-injection.json \
-		$(PY) -m pytest -m slow tests/agents/test_fault_injection.py
+		$(PY) -m pytest -m slow tests/agents/training/test_fault_injection.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

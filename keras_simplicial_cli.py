@@ -10,16 +10,18 @@
     keras-simplicial policy-map runs/a --seed 0
     keras-simplicial imitate --preset bridge-medium --agent relational
     keras-simplicial plot-types a.json b.json c.json --types 1,1,2 2,2,4
+    keras-simplicial reproduce --preset bridge-small --seeds 1 2 3     # the paper's comparison
+    keras-simplicial sweep --preset easy --seeds 1 2 3 4 5             # learning over seeds
 
 `train` mirrors the old `rllib train` command (RLlib 2.60 no longer ships one). Bad input ends the
 program with exit status 2 and one line naming the problem, not a traceback (set
 KERAS_SIMPLICIAL_DEBUG=1 to see the traceback).
 
 This module holds the commands' arguments; what each command does is in
-`keras_simplicial.agents.commands`. It lives outside the `keras_simplicial` package, whose import
-loads Keras and TensorFlow (seconds), so that `--help` and argument errors answer at once: only the
-command that runs imports what it needs. TensorFlow's C++ log lines are kept quiet unless
-`--verbose`.
+`keras_simplicial.agents.commands`, whose import loads Keras and TensorFlow (seconds), except for
+`play`, which needs the environments only (`LIGHT_COMMANDS`). The module lives outside the
+`keras_simplicial` package so that `--help` and argument errors answer at once: only the command
+that runs imports what it needs. TensorFlow's C++ log lines are kept quiet unless `--verbose`.
 """
 
 import argparse
@@ -372,6 +374,78 @@ def build_parser():
     imitate.add_argument("--seed", type=int, default=0, help="initialisation and shuffling")
     imitate.add_argument("--output", default=None, help="also write the result here (JSON)")
 
+    reproduce = commands.add_parser(
+        "reproduce",
+        help="the paper's comparison (Figure 4) at a preset: both agents x seeds trained "
+        "(resumable), then the report from the run directories",
+        description="Phase 1 trains (or resumes) the relational and the simplicial agent for "
+        "every seed, one run at a time; phase 2 writes the report (--doc) and its figures "
+        "from the run directories alone. Run it again to continue where it stopped.",
+    )
+    reproduce.add_argument("--preset", default="bridge-small", choices=PRESET_CHOICES)
+    reproduce.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    reproduce.add_argument(
+        "--stop-timesteps",
+        type=_positive_int,
+        default=3_000_000,
+        help="steps per run; the preset's learning-rate schedule is stretched to end there",
+    )
+    reproduce.add_argument(
+        "--out", default="benchmarks/results/bridge-small", help="the run directories"
+    )
+    reproduce.add_argument("--doc", default="docs/reproduction.md", help="the report (Markdown)")
+    reproduce.add_argument("--figures", default="docs/figures/reproduction")
+    reproduce.add_argument("--eval-episodes", type=_positive_int, default=1000)
+    reproduce.add_argument("--probe-episodes", type=_positive_int, default=1000)
+    reproduce.add_argument(
+        "--report-only", action="store_true", help="skip training; report on the runs there"
+    )
+    _add_cluster_arguments(reproduce)
+    reproduce.add_argument("--checkpoint-every", type=_positive_int, default=5)
+    reproduce.add_argument(
+        "--throughput-seconds",
+        type=float,
+        default=60.0,
+        help="seconds each agent trains for Appendix C's frames/s; measured once into "
+        "OUT/throughput.json, delete it to re-measure",
+    )
+
+    sweep = commands.add_parser(
+        "sweep",
+        help="learning over seeds: agents x seeds trained on a preset (resumable), their "
+        "curves and their best and final checkpoints evaluated",
+    )
+    sweep.add_argument("--preset", default="easy", choices=PRESET_CHOICES)
+    sweep.add_argument("--agents", nargs="+", default=list(AGENT_CHOICES), choices=AGENT_CHOICES)
+    sweep.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+    sweep.add_argument("--stop-timesteps", type=_positive_int, default=600_000)
+    sweep.add_argument(
+        "--budget",
+        type=_positive_int,
+        nargs="+",
+        default=[],
+        help="also stop each run at these step counts and evaluate the best checkpoint so far "
+        "(the best 'within N steps'), then go on",
+    )
+    sweep.add_argument("--out", default="runs/learning-easy", help="the run directories")
+    sweep.add_argument(
+        "--config",
+        type=_json_object("--config"),
+        default={},
+        help="JSON object of IMPALAConfig overrides on top of the preset's",
+    )
+    sweep.add_argument(
+        "--model-config",
+        type=_json_object("--model-config"),
+        default={},
+        help="JSON object of architecture overrides",
+    )
+    sweep.add_argument("--sampler", default=DEFAULT_SAMPLER, choices=SAMPLER_CHOICES)
+    _add_cluster_arguments(sweep)
+    sweep.add_argument("--checkpoint-every", type=_positive_int, default=5)
+    sweep.add_argument("--eval-episodes", type=_positive_int, default=1000)
+    sweep.add_argument("--markdown", default=None, help="also write the table here")
+
     play = commands.add_parser(
         "play",
         help="play (bridge) BoxWorld yourself in the terminal",
@@ -394,6 +468,24 @@ def build_parser():
     return parser
 
 
+def _add_cluster_arguments(parser):
+    parser.add_argument(
+        "--address", default=None, help="a running Ray cluster (HOST:PORT) to train on"
+    )
+    parser.add_argument(
+        "--num-env-runners",
+        type=_non_negative_int,
+        default=DEFAULT_NUM_ENV_RUNNERS,
+        help="remote env runners (0: sample in the driver, best on 2 cores)",
+    )
+    parser.add_argument(
+        "--num-envs",
+        type=_positive_int,
+        default=DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
+        help="boards per env runner",
+    )
+
+
 def _add_episode_arguments(parser):
     parser.add_argument(
         "--greedy",
@@ -414,9 +506,22 @@ def _add_episode_arguments(parser):
     )
 
 
+def _play(args):
+    from keras_simplicial.envs.play import main as play
+
+    return play(args.env, seed=args.seed, env_config=args.env_config)
+
+
+# Commands that need the environments only: they run without keras_simplicial.agents, whose import
+# loads Keras and TensorFlow.
+LIGHT_COMMANDS = {"play": _play}
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
+        if args.command in LIGHT_COMMANDS:
+            return LIGHT_COMMANDS[args.command](args) or 0
         with _tensorflow_start_up_lines(shown=args.verbose):
             from keras_simplicial.agents import commands  # loads Keras and TensorFlow
         return commands.COMMANDS[args.command](args) or 0
@@ -425,8 +530,9 @@ def main(argv=None):
             raise
         print(f"keras-simplicial {args.command}: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"keras-simplicial {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as interrupt:  # a sweep's run says where it stopped
+        detail = f" ({interrupt})" if str(interrupt) else ""
+        print(f"keras-simplicial {args.command}: interrupted{detail}", file=sys.stderr)
         return 130
 
 

@@ -8,7 +8,8 @@ installs them under one import name, so nothing generic lands in site-packages:
     keras_simplicial.agents   <- agents/       (and its subpackages, agents/model/ -> ...model)
 
 The `keras-simplicial` command is the module ``keras_simplicial_cli`` beside them, outside the
-package: importing ``keras_simplicial`` loads TensorFlow, which ``--help`` should not wait for.
+package: its commands (``keras_simplicial.agents``) load TensorFlow, which ``--help`` should not
+wait for.
 """
 
 from setuptools import find_packages, setup

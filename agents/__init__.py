@@ -1,15 +1,21 @@
 """Relational and simplicial agents (Section 5 of the paper), IMPALA training on Ray RLlib, and the
 tools to look inside them.
 
-    model/      the agent models (Keras 3), their RLlib wrapper, the agent with its attention
-    training/   IMPALA set-up and presets, the training loop, run directories and checkpoints
-    analysis/   playing episodes, evaluation, explanations, the logic probe and every figure
-    commands.py what each `keras-simplicial` command does (its arguments: keras_simplicial_cli)
+    model/       the agent models (Keras 3), their RLlib wrapper, the agent with its attention
+    rollout.py   how an agent plays a batch of boards (training's checks and the analysis alike)
+    training/    IMPALA set-up and presets, the training loop, run directories and checkpoints
+    analysis/    evaluation, explanations, the logic probe and every figure of one run
+    experiments/ sweeps of agents x seeds and the paper's comparison with its report
+    commands.py  what each `keras-simplicial` command does (its arguments: keras_simplicial_cli)
+
+Imports run one way: training imports model and rollout; analysis imports training; experiments
+imports analysis and training; commands imports any of them; none imports back.
 
 The names below import from here (`from keras_simplicial.agents import build_agent_model`).
 Importing this package sets ``TF_USE_LEGACY_KERAS=1`` (unless the user set it) before TensorFlow is
 imported: RLlib's TensorFlow policies build Keras-2 optimizers through ``tf.keras`` (``tf_keras``),
-while our models stay Keras 3. Heavy modules (TensorFlow, Ray) load only when a name needs them.
+while our models stay Keras 3. TensorFlow is imported with the package (see below); Ray and the
+other heavy modules load only when a name needs them.
 """
 
 import importlib
@@ -20,6 +26,11 @@ import sys
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+# RLlib's `try_import_tf` turns TensorFlow's v2 behaviour off (eager execution, v2 shapes) when it
+# is the first to import TensorFlow, and our Keras 3 models need it on: TensorFlow is imported
+# here, before any module of this package can import RLlib.
+import tensorflow  # noqa: E402, F401
 
 _LAZY = {
     "AGENT_KINDS": "model.architecture",
@@ -35,10 +46,11 @@ _LAZY = {
     "PRESETS": "training.impala",
     "WinRateCallbacks": "training.metrics",
     "RunArguments": "training.run_arguments",
+    "TrainingCurve": "training.curve",
     "train": "training.train",
     "load_policy": "training.checkpoints",
     "load_attention_agent": "training.checkpoints",
-    "play_episodes": "analysis.rollout",
+    "play_episodes": "rollout",
     "play_episode": "analysis.episode",
     "evaluate_checkpoint": "analysis.evaluation",
     "explain_episode": "analysis.explanations",
@@ -49,6 +61,10 @@ _LAZY = {
     "save_episode_gif": "analysis.attention_figures",
     "plot_training_curves": "analysis.training_curves",
     "plot_per_type_win_rates": "analysis.win_rate_figures",
+    "ReproduceOptions": "experiments.reproduce",
+    "reproduce": "experiments.reproduce",
+    "SweepOptions": "experiments.learning",
+    "learning_sweep": "experiments.learning",
 }
 
 __all__ = sorted(_LAZY)

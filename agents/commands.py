@@ -34,35 +34,41 @@ def best_scores(summary):
 
 
 def command_train(args):
-    from keras_simplicial.agents.training.impala import PRESETS, preset_overrides
+    from keras_simplicial.agents.analysis.training_curves import plot_training_curves
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+    from keras_simplicial.agents.training.run_directory import RunDirectory
     from keras_simplicial.agents.training.train import train
 
-    preset = PRESETS[args.preset]
-    env = args.env or preset["env"]
-    env_config = {**preset["env_config"], **args.env_config}
-    overrides = preset_overrides(preset, args.config)
-    out = args.out or _default_out(args.agent, env)
     if args.resume and not args.out:
         raise ValueError("--resume needs --out, the run directory to continue.")
+    arguments = None
+    if not args.resume:
+        arguments = RunArguments.from_preset(
+            args.preset,
+            args.agent,
+            env=args.env,
+            env_config=args.env_config,
+            config=args.config,
+            model_config=args.model_config,
+            seed=args.seed,
+            num_env_runners=args.num_env_runners,
+            num_envs_per_env_runner=args.num_envs_per_env_runner,
+            sampler=args.sampler,
+        )
+    out = args.out or _default_out(args.agent, arguments.env)
     summary = train(
-        env=env,
-        agent=args.agent,
+        arguments,
         out=out,
         stop_timesteps=args.stop_timesteps,
-        env_config=env_config,
-        model_overrides=args.model_config,
-        overrides=overrides,
-        num_env_runners=args.num_env_runners,
-        num_envs_per_env_runner=args.num_envs_per_env_runner,
-        seed=args.seed,
         resume=args.resume,
         address=args.address,
         checkpoint_every=args.checkpoint_every,
         check_episodes=args.check_episodes,
         stop_seconds=args.stop_seconds,
         progress=args.progress,
-        sampler=args.sampler,
     )
+    plot = RunDirectory(summary.run_dir).plots_dir / "win_rate.png"
+    plot_training_curves([summary.run_dir], plot)
     state = "interrupted" if summary.interrupted else "finished"
     print(
         f"\nTraining {state} after {summary.timesteps:,} steps ({summary.iterations} iterations)."
@@ -72,7 +78,7 @@ def command_train(args):
         print(f"  best:         {summary.best_checkpoint} ({best_scores(summary)})")
     print(f"  metrics:      {summary.metrics_csv}")
     print(f"  TensorBoard:  tensorboard --logdir {summary.tensorboard_dir}")
-    print(f"  plot:         {summary.plot}")
+    print(f"  plot:         {plot}")
     print(f"  resume with:  keras-simplicial train --resume --out {summary.run_dir}")
     if args.evaluate and not summary.interrupted:
         from keras_simplicial.agents.analysis.evaluation import evaluate_checkpoint, format_report
@@ -239,6 +245,64 @@ def command_imitate(args):
     return 0
 
 
+def command_reproduce(args):
+    from keras_simplicial.agents.experiments.reproduce import ReproduceOptions, reproduce
+
+    reproduce(
+        ReproduceOptions(
+            preset=args.preset,
+            seeds=tuple(args.seeds),
+            stop_timesteps=args.stop_timesteps,
+            out=args.out,
+            doc=args.doc,
+            figures=args.figures,
+            eval_episodes=args.eval_episodes,
+            probe_episodes=args.probe_episodes,
+            report_only=args.report_only,
+            address=args.address,
+            num_env_runners=args.num_env_runners,
+            num_envs=args.num_envs,
+            checkpoint_every=args.checkpoint_every,
+            throughput_seconds=args.throughput_seconds,
+        )
+    )
+    return 0
+
+
+def command_sweep(args):
+    from keras_simplicial.agents.experiments.learning import (
+        SweepOptions,
+        learning_sweep,
+        sweep_table,
+    )
+    from keras_simplicial.agents.training.run_directory import atomic_write_text
+
+    options = SweepOptions(
+        preset=args.preset,
+        agents=tuple(args.agents),
+        seeds=tuple(args.seeds),
+        stop_timesteps=args.stop_timesteps,
+        budgets=tuple(args.budget),
+        out=args.out,
+        config=args.config,
+        model_config=args.model_config,
+        sampler=args.sampler,
+        num_env_runners=args.num_env_runners,
+        num_envs=args.num_envs,
+        checkpoint_every=args.checkpoint_every,
+        eval_episodes=args.eval_episodes,
+        address=args.address,
+    )
+    report = learning_sweep(options)
+    text = sweep_table(report)
+    print("\n" + text)
+    if args.markdown:
+        atomic_write_text(args.markdown, text + "\n")
+    out = Path(options.out)
+    print(f"\nWrote {out / 'learning_curves.png'} and {out / 'learning_curve.json'}")
+    return 0
+
+
 def command_play(args):
     from keras_simplicial.envs.play import main as play
 
@@ -256,4 +320,6 @@ COMMANDS = {
     "plot-types": command_plot_types,
     "policy-map": command_policy_map,
     "imitate": command_imitate,
+    "reproduce": command_reproduce,
+    "sweep": command_sweep,
 }

@@ -3,12 +3,13 @@
     .venv/bin/python benchmarks/sampler_parity.py [--seeds 1 2 3] [--stop-timesteps 300000]
         [--agent relational] [--out benchmarks/runs]
 
-Trains `--agent` on the `easy` preset with each seed twice, through `learning_curve.py` (so runs
-resume and evaluations are cached): with the previous default (RLlib's sampler over 32 gymnasium
-envs in one remote env runner) in `<out>/parity-old`, and with the new default (the batched
-sampler of 64 boards in the driver) in `<out>/parity-new`. Then draws both groups on one axis
-(mean and standard deviation over seeds, one faint line per seed) in `<out>/sampler_parity.png`
-and prints, per seed, the training win rate averaged over the last 50,000 steps of each run.
+Trains `--agent` on the `easy` preset with each seed twice, as learning sweeps of the package
+(`keras_simplicial.agents.experiments.learning`: runs resume and evaluations are cached): with the
+previous default (RLlib's sampler over 32 gymnasium envs in one remote env runner) in
+`<out>/parity-old`, and with the new default (the batched sampler of 64 boards in the driver) in
+`<out>/parity-new`. Then draws both groups on one axis (mean and standard deviation over seeds,
+one faint line per seed) in `<out>/sampler_parity.png` and prints, per seed, the training win
+rate averaged over the last 50,000 steps of each run.
 """
 
 import argparse
@@ -16,24 +17,21 @@ import statistics
 import sys
 from pathlib import Path
 
-import learning_curve
-
 CONFIGS = {
     "previous default (rllib sampler, 1 runner x 32 envs)": (
         "parity-old",
-        ["--sampler", "rllib", "--num-env-runners", "1", "--num-envs", "32"],
+        {"sampler": "rllib", "num_env_runners": 1, "num_envs": 32},
     ),
-    "new default (batched sampler, 64 boards in the driver)": ("parity-new", []),
+    "new default (batched sampler, 64 boards in the driver)": ("parity-new", {}),
 }
 
 
 def late_win_rate(run_dir, last_steps=50_000):
-    from keras_simplicial.agents.training.run_directory import RunDirectory
+    from keras_simplicial.agents.training.curve import TrainingCurve
 
-    rows = [r for r in RunDirectory(run_dir).read_metrics() if r.get("win_rate") not in ("", None)]
-    end = int(rows[-1]["timesteps"])
-    late = [float(r["win_rate"]) for r in rows if int(r["timesteps"]) >= end - last_steps]
-    return statistics.mean(late)
+    curve = TrainingCurve.read(run_dir)
+    late = curve.win_rates[curve.steps >= curve.steps[-1] - last_steps]
+    return statistics.mean(late.tolist())
 
 
 def main(argv=None):
@@ -46,23 +44,19 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     from keras_simplicial.agents.analysis.training_curves import plot_training_curves
+    from keras_simplicial.agents.experiments.learning import SweepOptions, learning_sweep
 
     run_dirs, groups = [], []
-    for label, (folder, extra) in CONFIGS.items():
-        learning_curve.main(
-            [
-                "--agents",
-                args.agent,
-                "--seeds",
-                *map(str, args.seeds),
-                "--stop-timesteps",
-                str(args.stop_timesteps),
-                "--eval-episodes",
-                str(args.eval_episodes),
-                "--out",
-                str(Path(args.out) / folder),
-                *extra,
-            ]
+    for label, (folder, layout) in CONFIGS.items():
+        learning_sweep(
+            SweepOptions(
+                agents=(args.agent,),
+                seeds=tuple(args.seeds),
+                stop_timesteps=args.stop_timesteps,
+                eval_episodes=args.eval_episodes,
+                out=str(Path(args.out) / folder),
+                **layout,
+            )
         )
         for seed in args.seeds:
             run_dirs.append(Path(args.out) / folder / f"{args.agent}-seed{seed}")

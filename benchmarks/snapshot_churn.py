@@ -32,7 +32,8 @@ def main(argv=None):
     import numpy as np
     import ray
 
-    from keras_simplicial.agents.analysis.evaluation import episode_outcomes, policy_logits
+    from keras_simplicial.agents.analysis.evaluation import policy_logits
+    from keras_simplicial.agents.rollout import episode_outcomes
     from keras_simplicial.agents.training.metrics import metrics_row
     from keras_simplicial.agents.training.run_arguments import RunArguments
     from keras_simplicial.agents.training.run_directory import RunDirectory

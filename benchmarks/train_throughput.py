@@ -34,6 +34,10 @@ import time
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+from keras_simplicial.agents.experiments.throughput import (  # noqa: E402
+    measure_layout,
+)
+
 # (sampler, remote env runners, boards per runner) measured side by side.
 LAYOUTS = {
     "previous default": ("rllib", 1, 32),
@@ -41,58 +45,10 @@ LAYOUTS = {
     "new default": ("batched", 0, 64),
 }
 
-RUNNER_TIMERS = (
-    ("mean_env_wait_ms", "env runner: env stepping"),
-    ("mean_raw_obs_processing_ms", "env runner: observation processing"),
-    ("mean_inference_ms", "env runner: model forward"),
-    ("mean_action_processing_ms", "env runner: action processing"),
-)
-
 
 def measure(preset_name, agent, layout, seconds, warmup_s):
     """Frames/s sampled and trained, and the per-1,000-frame profile of one configuration."""
     return measure_layout(preset_name, agent, *LAYOUTS[layout], seconds, warmup_s)
-
-
-def measure_layout(preset_name, agent, sampler, num_runners, num_envs, seconds, warmup_s):
-    """`measure` of any layout: `sampler` ("batched" or "rllib"), `num_runners` remote env
-    runners (0: sample in the driver), `num_envs` boards per runner."""
-    from keras_simplicial.agents.training.impala import PRESETS, impala_config
-
-    preset = PRESETS[preset_name]
-    config = impala_config(
-        preset["env"],
-        agent,
-        env_config=preset["env_config"],
-        num_env_runners=num_runners,
-        num_envs_per_env_runner=num_envs,
-        seed=0,
-        overrides={**preset["overrides"], "min_time_s_per_iteration": 2},
-        sampler=sampler,
-    )
-    algorithm = config.build_algo()
-    try:
-        started = time.time()
-        while time.time() - started < warmup_s:
-            algorithm.train()
-        sampled_0, trained_0 = counters(algorithm)
-        iterations_0 = algorithm.iteration
-        started = time.time()
-        results = []
-        while time.time() - started < seconds:
-            results.append(algorithm.train())
-        elapsed = time.time() - started
-        sampled_1, trained_1 = counters(algorithm)
-    finally:
-        algorithm.stop()
-    sampled_fps = (sampled_1 - sampled_0) / elapsed
-    trained_fps = (trained_1 - trained_0) / elapsed
-    frames_per_iteration = (sampled_1 - sampled_0) / max(algorithm.iteration - iterations_0, 1)
-    return {
-        "sampled_fps": sampled_fps,
-        "trained_fps": trained_fps,
-        "profile": profile(results, num_envs, config.train_batch_size, frames_per_iteration),
-    }
 
 
 def measure_training_loop(preset_name, agent, seconds, warmup_s, check_episodes):
@@ -101,21 +57,16 @@ def measure_training_loop(preset_name, agent, seconds, warmup_s, check_episodes)
     of `check_episodes` episodes included) and RLlib's sampling rate of the same rows."""
     import tempfile
 
-    from keras_simplicial.agents.training.impala import PRESETS, preset_overrides
+    from keras_simplicial.agents.training.run_arguments import RunArguments
     from keras_simplicial.agents.training.run_directory import RunDirectory
     from keras_simplicial.agents.training.train import train
 
-    preset = PRESETS[preset_name]
     with tempfile.TemporaryDirectory() as out:
         train(
-            env=preset["env"],
-            agent=agent,
+            RunArguments.from_preset(preset_name, agent, seed=0),
             out=out,
             stop_timesteps=10**12,
             stop_seconds=warmup_s + seconds,
-            env_config=preset["env_config"],
-            overrides=preset_overrides(preset),
-            seed=0,
             check_episodes=check_episodes,
             progress="none",
         )
@@ -145,43 +96,6 @@ def loop_markdown(preset, results):
         ratio = results["simplicial"]["wall_fps"] / results["relational"]["wall_fps"]
         lines += ["", f"- wall clock: simplicial / relational = {ratio:.3f}"]
     return "\n".join(lines)
-
-
-def counters(algorithm):
-    return (
-        int(algorithm._counters.get("num_env_steps_sampled", 0)),
-        int(algorithm._counters.get("num_env_steps_trained", 0)),
-    )
-
-
-def profile(results, num_envs, train_batch_size, frames_per_iteration):
-    """Milliseconds per 1,000 frames of each part, medians over the measured iterations."""
-
-    def median(values):
-        values = [float(v) for v in values if v is not None]
-        return statistics.median(values) if values else float("nan")
-
-    rows = {}
-    for key, name in RUNNER_TIMERS:
-        per_step = median(
-            (r.get("env_runners") or {}).get("sampler_perf", {}).get(key) for r in results
-        )
-        rows[name] = per_step * 1000.0 / num_envs
-    breakdown = [(r.get("info") or {}).get("timing_breakdown") or {} for r in results]
-    rows["learner: gradient step"] = (
-        median(b.get("learner_grad_time_ms") for b in breakdown) * 1000.0 / train_batch_size
-    )
-    rows["learner: batch load"] = (
-        median(b.get("learner_load_time_ms") for b in breakdown) * 1000.0 / train_batch_size
-    )
-    timers = [r.get("timers") or {} for r in results]
-    rows["driver: fetch samples"] = (
-        median(t.get("sample_time_ms") for t in timers) * 1000.0 / frames_per_iteration
-    )
-    rows["driver: weight sync"] = (
-        median(t.get("synch_weights_time_ms") for t in timers) * 1000.0 / frames_per_iteration
-    )
-    return rows
 
 
 def bare_model_ms_per_1000(preset_name, agent, repeats=10):

@@ -7,11 +7,14 @@ tree (Appendix B) is shown.
 
 On a terminal keys are read in raw mode (termios); otherwise (a pipe, a test) ``stdin`` is read as
 text of key names or characters, e.g. ``"l l j ? q"`` or ``"right down"``. :func:`play_keys` plays
-a list of keys directly.
+a list of keys directly. ``keras-simplicial play`` and ``python -m keras_simplicial.envs.play`` run
+:func:`main`.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import sys
 from typing import Iterable, Iterator, List, Optional, TextIO
@@ -179,7 +182,50 @@ def main(
     return 0
 
 
-if __name__ == "__main__":  # python -m keras_simplicial.envs.play is keras-simplicial play
-    from keras_simplicial_cli import main as command_line
+def _json_object(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not valid JSON ({error.msg}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
+    return value
 
-    sys.exit(command_line(["play", *sys.argv[1:]]))
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options of ``keras-simplicial play``, for ``python -m keras_simplicial.envs.play``.
+
+    They repeat the command's (keras_simplicial_cli), which cannot import them from here without
+    loading gymnasium for ``--help``, and which this module must not import (the command imports
+    this module); tests/test_import_layering.py checks that the two agree.
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m keras_simplicial.envs.play",
+        description="Arrow keys or h/j/k/l move, ? takes a step of the shortest plan, r draws a "
+        "new puzzle, q quits. Without a terminal, keys are read from stdin.",
+    )
+    parser.add_argument(
+        "--env", default=BRIDGE_BOX_WORLD_ID, choices=ENV_IDS, help="default: %(default)s"
+    )
+    parser.add_argument("--seed", type=int, default=None, help="seed of the first puzzle")
+    parser.add_argument(
+        "--env-config",
+        type=_json_object,
+        default={},
+        help="JSON object of environment arguments, e.g. '{\"max_solution_length\": 2}'",
+    )
+    return parser
+
+
+def command_line(argv: Optional[List[str]] = None) -> int:
+    """``python -m keras_simplicial.envs.play [--env ID] [--seed N] [--env-config JSON]``."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return main(args.env, seed=args.seed, env_config=args.env_config)
+    except ValueError as error:
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(command_line())

@@ -20,13 +20,14 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from keras_simplicial.agents.analysis.attention_figures import save_episode_gif, save_figures  # noqa: E402
 from keras_simplicial.agents.analysis.episode import play_episode  # noqa: E402
-from keras_simplicial.agents.analysis.evaluation import episode_outcomes, summarise  # noqa: E402
+from keras_simplicial.agents.analysis.evaluation import summarise
 from keras_simplicial.agents.analysis.explanations import explain_episode, format_explanation  # noqa: E402
 from keras_simplicial.agents.analysis.logic_probe import format_probe_table, logic_probe  # noqa: E402
 from keras_simplicial.agents.analysis.training_curves import plot_training_curves  # noqa: E402
 from keras_simplicial.agents.analysis.win_rate_figures import plot_per_type_win_rates  # noqa: E402
 from keras_simplicial.agents.model.architecture import build_agent_model  # noqa: E402
 from keras_simplicial.agents.model.attention_agent import AttentionAgent  # noqa: E402
+from keras_simplicial.agents.rollout import episode_outcomes  # noqa: E402
 from keras_simplicial.agents.training.checkpoints import load_attention_agent  # noqa: E402
 from keras_simplicial.agents.training.run_arguments import RunArguments  # noqa: E402
 

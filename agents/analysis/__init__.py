@@ -1,6 +1,6 @@
-"""Looking inside trained agents (Section 6, Appendices B and C).
+"""Looking inside trained agents (Section 6, Appendices B and C). Episodes are played through
+`keras_simplicial.agents.rollout`, as training's checks play them.
 
-rollout.py             play_episodes: how an agent plays episodes (batched; every user below)
 episode.py             play_episode: one episode recorded step by step
 evaluation.py          evaluate_checkpoint: win rates per puzzle type
 bridge_rule.py         the source/sink rule (Remark B.1) on what an agent sees

@@ -14,7 +14,7 @@ import dataclasses
 
 import numpy as np
 
-from keras_simplicial.agents.analysis.rollout import play_episodes
+from keras_simplicial.agents.rollout import play_episodes
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
 
 ACTION_ARROWS = ("←", "↑", "→", "↓")

@@ -12,11 +12,10 @@ never finish.
 
 import json
 import math
-from typing import NamedTuple
 
 import numpy as np
 
-from keras_simplicial.agents.analysis.rollout import play_episodes
+from keras_simplicial.agents.rollout import episode_outcomes
 from keras_simplicial.agents.training.checkpoints import (
     load_policy,
     resolve_checkpoint,
@@ -25,16 +24,6 @@ from keras_simplicial.agents.training.checkpoints import (
 )
 from keras_simplicial.agents.training.run_directory import atomic_write_text
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID, OUTCOMES, episode_step_limit
-
-
-class EpisodeOutcome(NamedTuple):
-    """How one episode went: its puzzle type (a, b, c), whether it was won, its length in steps
-    and why it ended (one of `OUTCOMES`: won, opened_bridge, opened_wrong_box, out_of_steps)."""
-
-    puzzle_type: tuple
-    won: bool
-    length: int
-    ended_by: str
 
 
 def wilson_interval(wins, total, z=1.96):
@@ -51,39 +40,6 @@ def wilson_interval(wins, total, z=1.96):
 def policy_logits(policy):
     """observations -> logits of an RLlib policy loaded by `load_policy` (its traced model)."""
     return lambda observations: policy.model.logits_and_values(observations)[0].numpy()
-
-
-def episode_outcomes(
-    logits, env_id, env_config, episodes, num_envs=32, seed=0, max_steps=None, greedy=False
-):
-    """Plays `episodes` episodes; returns an `EpisodeOutcome` per episode.
-
-    Greedy episodes end at their first repeated observation (`play_episodes(end_cycles=True)`):
-    the outcome and length are those of playing on to the step limit.
-    """
-    results = []
-    for step in play_episodes(
-        logits,
-        env_id,
-        env_config,
-        episodes=episodes,
-        num_envs=num_envs,
-        seed=seed,
-        greedy=greedy,
-        max_steps=max_steps,
-        end_cycles=greedy,
-    ):
-        core = step.core
-        for board in step.boards[step.ended]:
-            results.append(
-                EpisodeOutcome(
-                    tuple(int(v) for v in core.puzzle_type[board]),
-                    bool(core.is_success[board]),
-                    int(core.steps[board]),
-                    core.outcome(board),
-                )
-            )
-    return results
 
 
 def summarise(results):

@@ -21,7 +21,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_simplicial.agents.analysis.evaluation import episode_outcomes, summarise
+from keras_simplicial.agents.analysis.evaluation import summarise
+from keras_simplicial.agents.rollout import episode_outcomes
 from keras_simplicial.envs import BoxWorldEnv, episode_step_limit
 from keras_simplicial.envs.oracle import plan_actions
 

@@ -16,7 +16,7 @@ from keras_simplicial.agents.analysis.bridge_rule import (
     bridge_of,
 )
 from keras_simplicial.agents.analysis.evaluation import wilson_interval
-from keras_simplicial.agents.analysis.rollout import play_episodes
+from keras_simplicial.agents.rollout import play_episodes
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
 
 

@@ -15,28 +15,17 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from keras_simplicial.agents.training.run_arguments import RunArguments  # noqa: E402
+from keras_simplicial.agents.training.curve import TrainingCurve  # noqa: E402
 from keras_simplicial.agents.training.run_directory import RunDirectory  # noqa: E402
 
 AGENT_COLOURS = {"relational": "tab:blue", "simplicial": "tab:red"}
 
 
 def load_curve(run_dir):
-    """`(agent, steps, win_rate, frames_per_s)` of one run, rows without a win rate dropped.
-
-    frames_per_s is the median of the positive per-iteration throughputs (the median ignores the
-    slow first iterations while the workers warm up), 0.0 when none was measured.
-    """
-    run = RunDirectory(run_dir)
-    agent = RunArguments.read(run.run_file).agent
-    steps, wins, fps = [], [], []
-    for row in run.read_metrics():
-        fps.append(float(row.get("frames_per_s") or 0.0))
-        if row.get("win_rate") not in ("", None):
-            steps.append(int(row["timesteps"]))
-            wins.append(float(row["win_rate"]))
-    measured = [f for f in fps if f > 0]
-    return (agent, np.array(steps), np.array(wins), float(np.median(measured)) if measured else 0.0)
+    """`(agent, steps, win_rate, frames_per_s)` of one run: its `TrainingCurve` (the rows whose
+    win rate counts, and the median frames/s of those rows; 0.0 when none was measured)."""
+    curve = TrainingCurve.read(run_dir)
+    return curve.agent, curve.steps, curve.win_rates, curve.frames_per_s
 
 
 def mean_and_std(curves, num_points=200):
@@ -58,7 +47,7 @@ def frames_per_s_by_machine(run_dir):
     run = RunDirectory(run_dir)
     entries = run.read_machines()
     measured = {}
-    for row in run.read_metrics():
+    for row in TrainingCurve.read(run_dir).counted:
         fps, iteration = float(row.get("frames_per_s") or 0.0), int(row["training_iteration"])
         if fps <= 0:
             continue
@@ -189,7 +178,7 @@ def plot_training_curves(
     summary.set_ylabel("fraction solved")
     summary.set_ylim(0.0, 1.0)
     summary.set_title(
-        "mean and standard deviation over runs"
+        ("mean and standard deviation over runs" if len(runs) > 1 else "training win rate")
         + (" (time-adjusted, Appendix C)" if time_adjusted else "")
     )
     if summary.get_legend_handles_labels()[0]:

@@ -87,7 +87,6 @@ def load_attention_agent(checkpoint):
     A checkpoint without its run directory gets the arguments of its agent on bridge BoxWorld.
     """
     from keras_simplicial.agents.model.attention_agent import AttentionAgent
-    from keras_simplicial.agents.model.rllib_model import split_model_config
 
     checkpoint = resolve_checkpoint(checkpoint)
     policy = load_policy(checkpoint)
@@ -95,5 +94,4 @@ def load_attention_agent(checkpoint):
     arguments = run_arguments_of(checkpoint) or RunArguments(
         env=BRIDGE_BOX_WORLD_ID, agent=model.kind
     )
-    architecture, _ = split_model_config(arguments.model_overrides)
-    return AttentionAgent(model.base_model, model.kind, architecture), arguments
+    return AttentionAgent(model.base_model, model.kind, arguments.architecture), arguments

@@ -121,17 +121,15 @@ class AttentionHealth:
     Args:
         model: the agent's Keras model (`policy.model.base_model`).
         kind: "relational" or "simplicial".
-        model_overrides: the architecture overrides of the run.
+        architecture: the architecture overrides of the run (`RunArguments.architecture`).
         env_id, env_config: the environment the probe positions come from.
         num_boards: probe batch size; seed: the probe puzzles' seed.
     """
 
-    def __init__(self, model, kind, model_overrides, env_id, env_config, num_boards=64, seed=0):
+    def __init__(self, model, kind, architecture, env_id, env_config, num_boards=64, seed=0):
         from keras_simplicial.agents.model.attention_agent import AttentionAgent
-        from keras_simplicial.agents.model.rllib_model import split_model_config
         from keras_simplicial.envs import make_vector_env
 
-        architecture, _ = split_model_config(model_overrides)
         self.agent = AttentionAgent(model, kind, architecture)
         env = make_vector_env(env_id, num_boards, env_config, copy=False)
         env.reset(seed=seed)

@@ -14,7 +14,7 @@ import pickle
 import numpy as np
 import tensorflow as tf
 
-from keras_simplicial.agents.analysis.evaluation import episode_outcomes
+from keras_simplicial.agents.rollout import episode_outcomes
 from keras_simplicial.agents.training.checkpoints import resolve_checkpoint
 
 # Board seeds of the check (episode k plays `reset(seed=CHECK_SEED + k)`), far from the seeds
@@ -43,19 +43,17 @@ class GreedyCheck:
 
     def __init__(self, arguments, episodes=DEFAULT_CHECK_EPISODES, seed=CHECK_SEED):
         from keras_simplicial.agents.model.architecture import build_agent_model
-        from keras_simplicial.agents.model.rllib_model import split_model_config
         from keras_simplicial.envs import make_vector_env
 
         if int(episodes) < 1:
             raise ValueError(f"episodes must be >= 1, got {episodes!r}.")
         self.arguments, self.episodes, self.seed = arguments, int(episodes), int(seed)
         env = make_vector_env(arguments.env, 1, arguments.env_config)
-        architecture, _ = split_model_config(arguments.model_overrides)
         self.model = build_agent_model(
             arguments.agent,
             env.single_observation_space.shape,
             int(env.single_action_space.n),
-            **architecture,
+            **arguments.architecture,
         )
         forward = tf.function(lambda observations: self.model(tf.cast(observations, tf.float32)))
         self._logits = lambda observations: forward(observations)[0].numpy()

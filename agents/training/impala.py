@@ -28,6 +28,7 @@ from keras_simplicial.agents.ranges import (
     Schedule,
     check_ranges,
 )
+from keras_simplicial.agents.training.curve import SMOOTHING_EPISODES
 from keras_simplicial.agents.training.metrics import WinRateCallbacks
 from keras_simplicial.agents.training.rllib_envs import register_envs
 from keras_simplicial.agents.training.run_arguments import (
@@ -203,8 +204,8 @@ PRESETS = {
 # policy wins about 2%. On 7 x 6 with solution lengths 1-2 (all seven types of length <= 2) the
 # relational agent stayed at the random policy's 0.02 for 700,000 steps (docs/benchmarks.md,
 # "Choosing bridge-small"). The easy preset's recipe, its learning rate annealed over a run's 3M
-# steps instead of 600,000 (`reproduce_small.py` stretches the schedule to the run's length when it
-# is given another: `lr_schedule_over`).
+# steps instead of 600,000 (`keras-simplicial reproduce` stretches the schedule to the run's
+# length when it is given another: `lr_schedule_over`).
 PRESETS["bridge-small"] = {
     "env": "BridgeBoxWorld-v0",
     "env_config": {"rows": 5, "cols": 6, "max_solution_length": 1, "max_steps": 40},
@@ -386,7 +387,7 @@ def impala_config(
         .training(learner_queue_timeout=1.0)
         .resources(num_gpus=0)
         .callbacks(WinRateCallbacks)
-        .reporting(metrics_num_episodes_for_smoothing=200)
+        .reporting(metrics_num_episodes_for_smoothing=SMOOTHING_EPISODES)
         .fault_tolerance(restart_failed_env_runners=True)
         .debugging(seed=seed, log_level="ERROR")
     )

@@ -1,8 +1,14 @@
 """The arguments of a training run, as one typed object that reads and writes the run's run.json.
 
+    arguments = RunArguments.from_preset("easy", "relational", seed=1)   # a preset + overrides
     arguments = RunArguments(env="BoxWorld-v0", agent="relational", env_config={"rows": 3})
+    train(arguments, out="runs/demo", stop_timesteps=1_000_000)
     arguments.write(run.run_file)           # run = RunDirectory(out): OUT/run.json
     RunArguments.read(run.run_file)         # also the run.json files of earlier versions
+
+`RunArguments` is what is passed around: `train` takes it, `algorithm_config` turns it into an
+`IMPALAConfig`, and the model overrides are split once, here, into `architecture` and
+`jit_compile`.
 
 `--resume`, `evaluate`, `plot` and the analysis commands read a run back from its run.json, so
 its keys are a file format: a new field needs an entry in `EARLIER_RUN_DEFAULTS` saying what runs
@@ -65,6 +71,62 @@ class RunArguments:
             object.__setattr__(self, name, dict(value))
         for name in ("num_env_runners", "num_envs_per_env_runner"):
             object.__setattr__(self, name, int(getattr(self, name)))
+        architecture = dict(self.model_overrides)
+        jit_compile = architecture.pop("jit_compile", True)
+        if not isinstance(jit_compile, bool):
+            raise ValueError(
+                f"--model-config: jit_compile must be true or false, got {jit_compile!r}."
+            )
+        object.__setattr__(self, "_architecture", architecture)
+        object.__setattr__(self, "_jit_compile", jit_compile)
+
+    @property
+    def architecture(self):
+        """The architecture overrides of `build_agent_model`: `model_overrides` without
+        `jit_compile`."""
+        return dict(self._architecture)
+
+    @property
+    def jit_compile(self):
+        """Whether the agent model runs as one XLA computation (`model_overrides`, default
+        True)."""
+        return self._jit_compile
+
+    @classmethod
+    def from_preset(
+        cls,
+        preset,
+        agent,
+        *,
+        env=None,
+        env_config=None,
+        config=None,
+        model_config=None,
+        seed=None,
+        num_env_runners=DEFAULT_NUM_ENV_RUNNERS,
+        num_envs_per_env_runner=DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
+        sampler=DEFAULT_SAMPLER,
+    ):
+        """The arguments of a run of the preset named `preset` (`PRESETS`) with overrides on top:
+        `env` replaces the preset's env id, `env_config` is merged into its env config, `config`
+        into its IMPALA overrides (`preset_overrides`), `model_config` is the model overrides
+        (the `--env`, `--env-config`, `--config` and `--model-config` of `train`)."""
+        from keras_simplicial.agents.training.impala import PRESETS, preset_overrides
+
+        if preset not in PRESETS:
+            raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {preset!r}.")
+        chosen = PRESETS[preset]
+        return cls(
+            env=env or chosen["env"],
+            agent=agent,
+            env_config={**chosen["env_config"], **dict(env_config or {})},
+            model_overrides=dict(model_config or {}),
+            overrides=preset_overrides(chosen, config),
+            num_env_runners=num_env_runners,
+            num_envs_per_env_runner=num_envs_per_env_runner,
+            seed=seed,
+            sampler=sampler,
+        )
 
     @classmethod
     def from_json(cls, data, source="run.json"):
@@ -92,6 +154,14 @@ class RunArguments:
 
     def to_json(self):
         return dataclasses.asdict(self)
+
+    def differences(self, other):
+        """The names of the fields whose values differ from `other`'s."""
+        return [
+            field.name
+            for field in dataclasses.fields(self)
+            if getattr(self, field.name) != getattr(other, field.name)
+        ]
 
     @classmethod
     def read(cls, path):

@@ -1,7 +1,8 @@
 """Training an agent with IMPALA on Ray RLlib, top to bottom.
 
-    summary = train(env="BridgeBoxWorld-v0", agent="simplicial", out="runs/demo",
-                    stop_timesteps=1_000_000)
+    arguments = RunArguments.from_preset("bridge-small", "simplicial", seed=1)
+    summary = train(arguments, out="runs/demo", stop_timesteps=1_000_000)
+    summary = train(out="runs/demo", stop_timesteps=2_000_000, resume=True)   # later
 
 `train` reads as the run goes:
 
@@ -13,7 +14,7 @@
 4. Iterations until the stop condition (`train_iterations`): `algorithm.train()`, a metrics row
    (CSV + TensorBoard), progress, and a checkpoint every `checkpoint_every` iterations
    (`CheckpointKeeper`). Ctrl-C checkpoints before leaving.
-5. The training-curve plot and a `TrainingSummary` of where everything went.
+5. A `TrainingSummary` of where everything went (the `train` command then plots the curve).
 """
 
 import dataclasses
@@ -28,14 +29,8 @@ from keras_simplicial.agents.training.impala import impala_config
 from keras_simplicial.agents.training.metrics import metrics_row
 from keras_simplicial.agents.training.progress import make_progress
 from keras_simplicial.agents.training.rllib_envs import validate_env_config
-from keras_simplicial.agents.training.run_arguments import (
-    DEFAULT_NUM_ENV_RUNNERS,
-    DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
-    DEFAULT_SAMPLER,
-    RunArguments,
-)
+from keras_simplicial.agents.training.run_arguments import RunArguments
 from keras_simplicial.agents.training.run_directory import MetricsLog, RunDirectory
-from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
 
 # Ray workers inherit these: quiet TensorFlow, and Keras 2 behind `tf.keras` for RLlib.
 WORKER_ENV_VARS = {
@@ -51,7 +46,6 @@ class TrainingSummary:
     checkpoint: str
     metrics_csv: str
     tensorboard_dir: str
-    plot: str
     timesteps: int
     iterations: int
     win_rate: float
@@ -62,30 +56,24 @@ class TrainingSummary:
 
 
 def train(
-    env=BRIDGE_BOX_WORLD_ID,
-    agent="simplicial",
+    arguments=None,
     *,
     out,
     stop_timesteps,
-    env_config=None,
-    model_overrides=None,
-    overrides=None,
-    num_env_runners=DEFAULT_NUM_ENV_RUNNERS,
-    num_envs_per_env_runner=DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
-    seed=None,
     resume=False,
     address=None,
     checkpoint_every=10,
     check_episodes=DEFAULT_CHECK_EPISODES,
     stop_seconds=None,
     progress="auto",
-    sampler=DEFAULT_SAMPLER,
 ):
-    """Trains `agent` on `env` with IMPALA until `stop_timesteps` environment steps.
+    """Trains the run of `arguments` (a `RunArguments`) with IMPALA until `stop_timesteps`
+    environment steps.
 
-    The arguments of `RunArguments` (`env` ... `sampler`) are written to OUT/run.json. With
-    `resume=True`, `out` must hold an earlier run: its arguments are read back from run.json
-    (only `stop_timesteps`, `stop_seconds` and how to run come from this call), the algorithm is
+    `arguments` are written to OUT/run.json. With `resume=True`, `out` must hold an earlier run:
+    its arguments are read back from run.json (`arguments` may be left out; where given and
+    different, run.json's are used and the differing fields are named), and only
+    `stop_timesteps`, `stop_seconds` and how to run come from this call. The algorithm is
     restored from the newest intact checkpoint (weights, optimizer state and timestep
     counters; damaged ones are set aside, see `resume_state`), and metrics rows written after
     that checkpoint are dropped.
@@ -101,27 +89,26 @@ def train(
         raise ValueError(f"check_episodes must be an integer >= 0, got {check_episodes!r}.")
     run = RunDirectory(out)
     if resume:
+        given = arguments
         arguments, checkpoint = resume_state(run)
+        if given is not None and given.differences(arguments):
+            print(
+                f"Resuming with the arguments of {run.run_file}; those given differ in "
+                f"{', '.join(given.differences(arguments))}.",
+                flush=True,
+            )
     else:
+        if not isinstance(arguments, RunArguments):
+            raise ValueError(
+                f"arguments must be a RunArguments for a new run, got {arguments!r}; "
+                "to continue a run, pass resume=True."
+            )
         if run.run_file.exists():
             raise ValueError(
                 f"--out {run.root} already holds a run; continue it with --resume "
                 "or choose another --out."
             )
-        arguments, checkpoint = (
-            RunArguments(
-                env=env,
-                agent=agent,
-                env_config=dict(env_config or {}),
-                model_overrides=dict(model_overrides or {}),
-                overrides=dict(overrides or {}),
-                num_env_runners=num_env_runners,
-                num_envs_per_env_runner=num_envs_per_env_runner,
-                seed=seed,
-                sampler=sampler,
-            ),
-            None,
-        )
+        checkpoint = None
     if stop_timesteps is None or int(stop_timesteps) <= 0:
         raise ValueError(f"stop_timesteps must be a positive integer, got {stop_timesteps!r}.")
     config = algorithm_config(arguments)  # every argument is checked before anything starts
@@ -162,18 +149,12 @@ def train(
     )
     timesteps = row["timesteps"] if row else environment_steps(algorithm)
     algorithm.stop()
-
-    from keras_simplicial.agents.analysis.training_curves import plot_training_curves
-
-    plot_path = run.plots_dir / "win_rate.png"
-    plot_training_curves([run.root], plot_path)
     best = run.best_checkpoint()
     return TrainingSummary(
         run_dir=str(run.root),
         checkpoint=str(checkpoints.latest),
         metrics_csv=str(run.metrics_file),
         tensorboard_dir=str(run.events_dir),
-        plot=str(plot_path),
         timesteps=timesteps,
         iterations=algorithm.iteration,
         win_rate=row.get("win_rate", ""),
@@ -337,7 +318,7 @@ def train_iterations(
     attention_health = AttentionHealth(
         algorithm.get_policy().model.base_model,
         arguments.agent,
-        arguments.model_overrides,
+        arguments.architecture,
         arguments.env,
         arguments.env_config,
     )

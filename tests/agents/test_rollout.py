@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import keras_simplicial.envs  # noqa: F401  (registers the ids)
-from keras_simplicial.agents.analysis.rollout import choose_actions, play_episodes
+from keras_simplicial.agents.rollout import choose_actions, play_episodes
 
 EASY = {"rows": 3, "cols": 6, "max_solution_length": 1, "max_distractors": 0, "max_steps": 30}
 

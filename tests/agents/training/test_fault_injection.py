@@ -94,6 +94,7 @@ def pristine(tmp_path_factory):
     iteration, then two resumes of one iteration each, however fast the machine is)."""
     import ray
 
+    from keras_simplicial.agents.training.run_arguments import RunArguments
     from keras_simplicial.agents.training.train import train
 
     out = tmp_path_factory.mktemp("pristine") / "run"
@@ -103,15 +104,17 @@ def pristine(tmp_path_factory):
             steps = (
                 1
                 + train(
-                    env="BridgeBoxWorld-v0",
-                    agent="relational",
+                    RunArguments(
+                        env="BridgeBoxWorld-v0",
+                        agent="relational",
+                        env_config=EASY_ENV,
+                        model_overrides={"jit_compile": False},
+                        overrides=QUICK,
+                        num_envs_per_env_runner=2,
+                        seed=0,
+                    ),
                     out=out,
                     stop_timesteps=steps,
-                    env_config=EASY_ENV,
-                    model_overrides={"jit_compile": False},
-                    overrides=QUICK,
-                    num_envs_per_env_runner=2,
-                    seed=0,
                     resume=resume,
                     checkpoint_every=1,
                     check_episodes=2,

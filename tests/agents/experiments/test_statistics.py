@@ -1,9 +1,9 @@
-"""agents/analysis/comparison.py: the statistics of an agent-against-agent comparison."""
+"""agents/experiments/statistics.py: the statistics of an agent-against-agent comparison."""
 
 import numpy as np
 import pytest
 
-from keras_simplicial.agents.analysis.comparison import (
+from keras_simplicial.agents.experiments.statistics import (
     MIN_RUNS_FOR_BOOTSTRAP,
     compare_seeds,
     first_sustained_step,

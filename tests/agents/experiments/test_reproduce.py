@@ -1,54 +1,56 @@
-"""benchmarks/reproduce_small.py: its arguments and the conclusion it draws from the numbers."""
+"""`keras-simplicial reproduce` (agents/experiments): its options and the conclusion, set-up and
+sections it draws from the numbers."""
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "reproduce_small.py"
+from keras_simplicial.agents.experiments import findings, report, setting, throughput
+from keras_simplicial.agents.experiments.reproduce import ReproduceOptions
+from keras_simplicial.agents.experiments.statistics import compare_seeds
 
 
-@pytest.fixture(scope="module")
-def reproduce():
-    sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("reproduce_small", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_arguments(reproduce, capsys):
+def test_options(capsys):
+    import keras_simplicial_cli
     from keras_simplicial.agents.training.impala import PRESETS
 
-    args = reproduce.parse_args([])
-    assert args.preset == "bridge-small" and args.seeds == [1, 2, 3]
-    assert args.config == {"lr_schedule": PRESETS["bridge-small"]["overrides"]["lr_schedule"]}
+    options = ReproduceOptions()
+    assert options.preset == "bridge-small" and options.seeds == (1, 2, 3)
+    assert options.config == {"lr_schedule": PRESETS["bridge-small"]["overrides"]["lr_schedule"]}
     # Another length anneals the learning rate over the whole run.
-    args = reproduce.parse_args(["--stop-timesteps", "1500000"])
-    assert args.config == {"lr_schedule": [[0, 5e-4], [1_500_000, 5e-5]]}
+    options = ReproduceOptions(stop_timesteps=1_500_000)
+    assert options.config == {"lr_schedule": [[0, 5e-4], [1_500_000, 5e-5]]}
+    assert (
+        options.run_arguments("simplicial", 2).overrides["lr_schedule"]
+        == options.config["lr_schedule"]
+    )
+    with pytest.raises(ValueError, match="--stop-timesteps must be a positive number, got 0"):
+        ReproduceOptions(stop_timesteps=0)
+    with pytest.raises(ValueError, match="--preset must be one of"):
+        ReproduceOptions(preset="huge")
+    with pytest.raises(ValueError, match="at least 2 seeds"):
+        ReproduceOptions(seeds=(1,))
+    with pytest.raises(ValueError, match="--throughput-seconds must be a positive number"):
+        ReproduceOptions(throughput_seconds=0)
+    # The command answers bad options in one line, before anything is imported or trained.
+    assert keras_simplicial_cli.main(["reproduce", "--seeds", "1", "--report-only"]) == 2
+    assert "keras-simplicial reproduce: error: --seeds needs at least 2 seeds" in (
+        capsys.readouterr().err
+    )
     with pytest.raises(SystemExit):
-        reproduce.parse_args(["--stop-timesteps", "0"])
-    assert "--stop-timesteps must be a positive" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        reproduce.parse_args(["--preset", "huge"])
-    assert "--preset must be one of" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        reproduce.parse_args(["--seeds", "1"])
-    assert "at least 2 seeds" in capsys.readouterr().err
+        keras_simplicial_cli.main(["reproduce", "--preset", "huge"])
+    assert "invalid choice: 'huge'" in capsys.readouterr().err
 
 
-def test_conclusion_calls_an_agent_ahead_only_by_the_permutation_test(reproduce):
-    from keras_simplicial.agents.analysis.comparison import compare_seeds
-
+def test_conclusion_calls_an_agent_ahead_only_by_the_permutation_test():
     separated = compare_seeds([0.1, 0.2, 0.15], [0.8, 0.9, 0.85])
     tied = compare_seeds([0.2, 0.8, 0.5], [0.3, 0.7, 0.45])
     behind = compare_seeds([0.8, 0.9, 0.85], [0.1, 0.2, 0.15])
     overlap = compare_seeds([0.1, 0.5, 0.2], [0.45, 0.6, 0.7])
     fewer_steps = compare_seeds([2.0, 2.5, 2.2], [1.0, 1.2, 1.1], higher_is_better=False)
     five = compare_seeds([0.1, 0.2, 0.15, 0.12, 0.18], [0.8, 0.9, 0.85, 0.82, 0.88])
-    text = reproduce.conclusion(
+    text = report.conclusion(
         {
             "late win rate": separated,
             "best": tied,
@@ -74,13 +76,8 @@ def test_conclusion_calls_an_agent_ahead_only_by_the_permutation_test(reproduce)
     assert "p = 0.01)." in text
 
 
-def test_ahead_section_has_no_interval_below_five_seeds_and_names_runs_that_never_got_there(
-    reproduce,
-):
-    from keras_simplicial.agents.analysis.comparison import compare_seeds
-
+def test_ahead_section_has_no_interval_below_five_seeds_and_names_runs_that_never_got_there():
     found = _findings(
-        reproduce,
         {("relational", 1): 0.99, ("relational", 2): 1.0, ("relational", 3): 0.995,
          ("simplicial", 1): 0.82, ("simplicial", 2): 1.0, ("simplicial", 3): 0.86},
     )  # fmt: skip
@@ -90,7 +87,7 @@ def test_ahead_section_has_no_interval_below_five_seeds_and_names_runs_that_neve
     found.comparisons = {
         name: compare_seeds([1.92, 0.82, 2.23], [3.0, 0.79, 3.0], higher_is_better=False)
     }
-    text = "\n".join(reproduce.ahead_section(found))
+    text = "\n".join(report.ahead_section(found))
     assert "| measure | relational | simplicial | difference | p |" in text
     assert "interval [" not in text and "95% interval |" not in text
     assert f"| {name} | 1.657 | 2.263 (2 never) | +0.607 | 0.60 (0.10) |" in text
@@ -99,9 +96,7 @@ def test_ahead_section_has_no_interval_below_five_seeds_and_names_runs_that_neve
     assert "Below 5 seeds per agent no bootstrap interval is given" in text
 
 
-def test_best_sampled_report_plays_again_a_cached_report_without_ended_by(
-    reproduce, tmp_path, monkeypatch
-):
+def test_best_sampled_report_plays_again_a_cached_report_without_ended_by(tmp_path, monkeypatch):
     from keras_simplicial.agents.analysis import evaluation
     from keras_simplicial.agents.training import checkpoints
 
@@ -123,19 +118,18 @@ def test_best_sampled_report_plays_again_a_cached_report_without_ended_by(
     monkeypatch.setattr(evaluation, "evaluate_checkpoint", evaluate_checkpoint)
     monkeypatch.setattr(checkpoints, "load_policy", lambda checkpoint: object())
     # The best checkpoint is the final one: its sampled report is cached as the final's.
-    report = reproduce.best_sampled_report(tmp_path, checkpoint, 100)
+    report = findings.best_sampled_report(tmp_path, checkpoint, 100)
     assert played == [("sampled", "evaluation_final_sampled.json")]
     assert report["overall"]["ended_by"] == {"won": 0.5}
     assert not (tmp_path / "evaluation_best_sampled.json").exists()
     # Now cached with why episodes ended: not played again.
-    assert reproduce.best_sampled_report(tmp_path, checkpoint, 100) == report and len(played) == 1
+    assert findings.best_sampled_report(tmp_path, checkpoint, 100) == report and len(played) == 1
 
 
-def test_set_up_declares_every_deviation_from_the_paper(reproduce):
+def test_set_up_declares_every_deviation_from_the_paper():
     from keras_simplicial.agents.training.impala import PRESETS
 
-    args = reproduce.parse_args([])
-    rows, kept = reproduce.paper_deviations(args, PRESETS["bridge-small"], {"CPU x 2"})
+    rows, kept = setting.paper_deviations(ReproduceOptions(), PRESETS["bridge-small"], {"CPU x 2"})
     deviations = {what: (ours, paper) for what, ours, paper in rows}
     assert deviations["board"] == ("5 x 6, N = 15 entities", "7 x 9, N = 40 entities")
     assert deviations["solution lengths"] == ("1", "1-3")
@@ -175,8 +169,8 @@ def test_set_up_declares_every_deviation_from_the_paper(reproduce):
         "vtrace_clip_rho_threshold": 1.0,
     }
     # At the paper's scale only the architecture and the actors differ.
-    args = reproduce.parse_args(["--preset", "paper"])
-    rows, _ = reproduce.paper_deviations(args, PRESETS["paper"], {"CPU x 2"})
+    options = ReproduceOptions(preset="paper")
+    rows, _ = setting.paper_deviations(options, PRESETS["paper"], {"CPU x 2"})
     assert [what for what, *_ in rows] == [
         "2-simplicial logits",
         "gain on the 2-simplicial branch",
@@ -184,7 +178,7 @@ def test_set_up_declares_every_deviation_from_the_paper(reproduce):
     ]
 
 
-def test_throughput_is_measured_once_per_preset_and_cluster(reproduce, tmp_path, monkeypatch):
+def test_throughput_is_measured_once_per_preset_and_cluster(tmp_path, monkeypatch):
     from keras_simplicial.agents.training import train
 
     calls = []
@@ -193,10 +187,9 @@ def test_throughput_is_measured_once_per_preset_and_cluster(reproduce, tmp_path,
         calls.append((preset, agent, (sampler, num_runners, num_envs), seconds, warmup_s))
         return {"sampled_fps": {"relational": 3000.0, "simplicial": 2000.0}[agent]}
 
-    monkeypatch.setattr(reproduce.train_throughput, "measure_layout", measure)
+    monkeypatch.setattr(throughput, "measure_layout", measure)
     monkeypatch.setattr(train, "start_ray", lambda **kwargs: None)
-    args = reproduce.parse_args(["--out", str(tmp_path), "--throughput-seconds", "30"])
-    measured = reproduce.measured_throughput(args)
+    measured = throughput.measured_throughput(tmp_path, "bridge-small", seconds=30.0)
     assert measured["frames_per_s"] == {"relational": 3000.0, "simplicial": 2000.0}
     # The runs' layout: the batched sampler of 64 boards in the driver.
     assert calls == [
@@ -206,23 +199,16 @@ def test_throughput_is_measured_once_per_preset_and_cluster(reproduce, tmp_path,
     assert json.loads((tmp_path / "throughput.json").read_text()) == measured
     assert measured["ray"] == "embedded local Ray" and measured["machine"]
     # Stored: not measured again; another preset (or cluster) is.
-    assert reproduce.measured_throughput(args) == measured and len(calls) == 2
-    args.preset = "easy"
-    assert reproduce.measured_throughput(args)["preset"] == "easy" and len(calls) == 4
-    args.num_env_runners = 8
-    assert reproduce.measured_throughput(args)["layout"]["num_env_runners"] == 8
+    assert throughput.measured_throughput(tmp_path, "bridge-small", seconds=30.0) == measured
+    assert len(calls) == 2
+    assert throughput.measured_throughput(tmp_path, "easy", seconds=30.0)["preset"] == "easy"
+    assert len(calls) == 4
+    again = throughput.measured_throughput(tmp_path, "easy", seconds=30.0, num_env_runners=8)
+    assert again["layout"]["num_env_runners"] == 8
     assert calls[-1][2] == ("batched", 8, 64)
 
 
-def test_throughput_seconds_must_be_positive(reproduce, capsys):
-    with pytest.raises(SystemExit):
-        reproduce.parse_args(["--throughput-seconds", "0"])
-    assert "--throughput-seconds must be a positive number of seconds, got 0" in (
-        capsys.readouterr().err
-    )
-
-
-def _findings(reproduce, late_rates):
+def _findings(late_rates):
     """Findings with only what `plateaus` and `scale_section` read: {(agent, seed): late rate}."""
 
     def ended(won):  # a third of the losses open the bridge, the rest run out of steps
@@ -255,7 +241,7 @@ def _findings(reproduce, late_rates):
             },
         }
 
-    return reproduce.Findings(
+    return findings.Findings(
         preset={},
         deviations=[],
         kept_from_table_1=[],
@@ -272,17 +258,16 @@ def _findings(reproduce, late_rates):
     )
 
 
-def test_plateaus_name_the_runs_held_below_0_9_and_the_type_they_lose(reproduce):
+def test_plateaus_name_the_runs_held_below_0_9_and_the_type_they_lose():
     found = _findings(
-        reproduce,
         {("relational", 1): 0.99, ("simplicial", 1): 0.82, ("relational", 2): 1.0,
          ("simplicial", 2): 0.995},
     )  # fmt: skip
-    [(agent, seed, late, puzzle_type, rate, losses, final)] = reproduce.plateaus(found)
+    [(agent, seed, late, puzzle_type, rate, losses, final)] = findings.plateaus(found)
     assert (agent, seed, late, puzzle_type) == ("simplicial", 1, 0.82, (1, 1, 2))
     assert rate == pytest.approx(0.66) and final == pytest.approx(0.87)
     assert losses == pytest.approx({"opened_bridge": 0.34 / 3, "out_of_steps": 0.68 / 3})
-    text = "\n".join(reproduce.scale_section(found))
+    text = "\n".join(report.scale_section(found))
     assert "simplicial-seed1 at 0.820 (its best checkpoint wins 0.660 of (1, 1, 2) puzzles, " in (
         text
     )
@@ -290,31 +275,33 @@ def test_plateaus_name_the_runs_held_below_0_9_and_the_type_they_lose(reproduce)
     assert "final checkpoint 0.870 greedy)" in text and "left the plateau" not in text
     # A run whose final checkpoint passes 0.9 left the plateau at the end.
     found.runs[("simplicial", 1)]["evaluations"]["final"]["greedy"]["win_rate"] = 0.99
-    text = "\n".join(reproduce.scale_section(found))
+    text = "\n".join(report.scale_section(found))
     assert "final checkpoint 0.990 greedy, so it left the plateau in its last steps)" in text
     assert "0 of 2 relational and 1 of 2 simplicial runs" in text
     assert "stuck before the stage where the paper's agents part" in text
 
-    found = _findings(reproduce, {("relational", 1): 0.95, ("simplicial", 1): 0.97})
-    assert reproduce.plateaus(found) == []
-    text = "\n".join(reproduce.scale_section(found))
+    found = _findings({("relational", 1): 0.95, ("simplicial", 1): 0.97})
+    assert findings.plateaus(found) == []
+    text = "\n".join(report.scale_section(found))
     assert "neither agent is held by a puzzle type" in text
     found.preset = {"env_config": {"rows": 5, "cols": 6, "max_solution_length": 1, "max_steps": 40}}
     found.per_type = {"relational": {(1, 0, 0): (1.0, 0.0, []), (1, 1, 2): (1.0, 0.0, [])}}
-    text = "\n".join(reproduce.scale_section(found))
+    text = "\n".join(report.scale_section(found))
     assert "plays a 5 x 6 board with solution lengths up to 1 (puzzle types (1, 0, 0), " in text
     assert "a horizon of 40 steps" in text and "neither confirm nor refute" in text
 
 
 @pytest.mark.slow
-def test_trains_resumes_and_reports_from_the_runs_alone(reproduce, tmp_path):
+def test_trains_resumes_and_reports_from_the_runs_alone(tmp_path):
+    import keras_simplicial_cli
+
     out, doc, figures = tmp_path / "runs", tmp_path / "reproduction.md", tmp_path / "figures"
     argv = [
         "--seeds", "1", "2", "--stop-timesteps", "15000", "--eval-episodes", "10",
         "--probe-episodes", "10", "--out", str(out), "--doc", str(doc), "--figures", str(figures),
         "--throughput-seconds", "4",
     ]  # fmt: skip
-    assert reproduce.main(argv) == 0
+    assert keras_simplicial_cli.main(["reproduce", *argv]) == 0
     text = doc.read_text()
     for agent in ("relational", "simplicial"):
         for seed in (1, 2):
@@ -331,15 +318,12 @@ def test_trains_resumes_and_reports_from_the_runs_alone(reproduce, tmp_path):
     assert "frames/s of both agents trained back to back on one machine" in text
     # Again, from the run directories alone: nothing is trained and the numbers are the same.
     doc.unlink()
-    assert reproduce.main(argv + ["--report-only"]) == 0
+    assert keras_simplicial_cli.main(["reproduce", *argv, "--report-only"]) == 0
     assert doc.read_text() == text
 
 
-def test_summary_counts_solved_runs_and_states_what_three_seeds_allow(reproduce):
-    from keras_simplicial.agents.analysis.comparison import compare_seeds
-
+def test_summary_counts_solved_runs_and_states_what_three_seeds_allow():
     found = _findings(
-        reproduce,
         {("relational", 1): 0.99, ("relational", 2): 1.0, ("relational", 3): 0.995,
          ("simplicial", 1): 0.82, ("simplicial", 2): 1.0, ("simplicial", 3): 0.97},
     )  # fmt: skip
@@ -351,8 +335,8 @@ def test_summary_counts_solved_runs_and_states_what_three_seeds_allow(reproduce)
         ),
         "best checkpoint, greedy": compare_seeds([1.0, 1.0, 1.0], [0.85, 1.0, 0.99]),
     }
-    assert set(found.comparisons) <= set(reproduce.MEASURES)
-    text = "\n".join(reproduce.summary_section(found))
+    assert set(found.comparisons) <= set(findings.MEASURES)
+    text = "\n".join(report.summary_section(found))
     assert "the board (training win rate over the last tenth of the run at least 0.9)" in text
     assert "relational 3 of 3, simplicial 2 of 3;" in text
     assert "the next 200,000 steps average at least 0.9): relational 3 of 3, simplicial 2 of 3" in (
@@ -368,8 +352,8 @@ def test_summary_counts_solved_runs_and_states_what_three_seeds_allow(reproduce)
     assert "so no difference can be significant" in text
 
 
-def test_per_type_section_shows_why_lost_episodes_ended(reproduce):
-    found = _findings(reproduce, {("relational", 1): 0.99, ("simplicial", 1): 0.82})
+def test_per_type_section_shows_why_lost_episodes_ended():
+    found = _findings({("relational", 1): 0.99, ("simplicial", 1): 0.82})
     reports = [
         {
             "agent": agent,
@@ -389,13 +373,12 @@ def test_per_type_section_shows_why_lost_episodes_ended(reproduce):
         }
         for agent, won in (("relational", 0.99), ("simplicial", 0.68))
     ]
-    found.loss_causes = reproduce.loss_causes(reports)
+    found.loss_causes = findings.loss_causes(reports)
     found.per_type = {
         "relational": {(1, 1, 2): (0.99, 0.0, [0.99])},
         "simplicial": {(1, 1, 2): (0.68, 0.0, [0.68])},
     }
-    args = reproduce.parse_args([])
-    text = "\n".join(reproduce.per_type_section(args, found))
+    text = "\n".join(report.per_type_section(ReproduceOptions(), found))
     assert (
         "| puzzle type | agent | win rate | lost: opened bridge | lost: opened wrong box | "
         "lost: out of steps |" in text

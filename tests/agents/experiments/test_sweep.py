@@ -1,21 +1,13 @@
-"""benchmarks/learning_curve.py: which checkpoint counts as "the best within N steps"."""
+"""Sweeps (agents/experiments/sweep.py): which checkpoint counts as "the best within N steps",
+cached evaluations, and a sweep that stops where a run was interrupted."""
 
 import csv
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "learning_curve.py"
-
-
-@pytest.fixture(scope="module")
-def learning_curve():
-    spec = importlib.util.spec_from_file_location("learning_curve", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from keras_simplicial.agents.experiments import sweep
 
 
 def make_run(root, iterations, steps_per_iteration, best_iteration):
@@ -56,7 +48,7 @@ def make_run(root, iterations, steps_per_iteration, best_iteration):
 
 
 @pytest.fixture
-def evaluated(learning_curve, monkeypatch):
+def evaluated(monkeypatch):
     """Replaces the evaluation by a record of which checkpoint it was asked for."""
     asked = []
 
@@ -67,60 +59,51 @@ def evaluated(learning_curve, monkeypatch):
             for name, c in checkpoints.items()
         }
 
-    monkeypatch.setattr(learning_curve, "evaluate_checkpoints", fake)
+    monkeypatch.setattr(sweep, "evaluate_checkpoints", fake)
     return asked
 
 
-def test_a_run_stopped_at_the_budget_uses_its_best_checkpoint(learning_curve, evaluated, tmp_path):
+def test_a_run_stopped_at_the_budget_uses_its_best_checkpoint(evaluated, tmp_path):
     run = make_run(tmp_path / "run", iterations=30, steps_per_iteration=10_000, best_iteration=20)
-    result = learning_curve.evaluate_budget(run, 300_000, episodes=10)
+    result = sweep.evaluate_budget(run, 300_000, episodes=10)
     assert Path(evaluated[0]).name == "iter_000020"
     assert result["checkpoint_timesteps"] == 200_000 and result["budget"] == 300_000
 
 
-def test_a_run_past_the_budget_reads_the_checkpoint_evaluated_at_the_budget(
-    learning_curve, evaluated, tmp_path
-):
+def test_a_run_past_the_budget_reads_the_checkpoint_evaluated_at_the_budget(evaluated, tmp_path):
     run = make_run(tmp_path / "run", iterations=60, steps_per_iteration=10_000, best_iteration=55)
     (run / "checkpoints" / "iter_000025").mkdir()
     (run / "evaluation_within_300000_greedy.json").write_text(
         json.dumps({"checkpoint": str(run / "checkpoints" / "iter_000025")})
     )
-    result = learning_curve.evaluate_budget(run, 300_000, episodes=10)
+    result = sweep.evaluate_budget(run, 300_000, episodes=10)
     assert Path(evaluated[0]).name == "iter_000025"
     assert result["checkpoint_timesteps"] == 250_000
 
 
-def test_a_run_past_the_budget_without_a_record(learning_curve, evaluated, tmp_path):
+def test_a_run_past_the_budget_without_a_record(evaluated, tmp_path):
     # The overall best was saved within the budget: it was the best at the budget too.
     early = make_run(
         tmp_path / "early", iterations=60, steps_per_iteration=10_000, best_iteration=28
     )
-    assert (
-        learning_curve.evaluate_budget(early, 300_000, episodes=10)["checkpoint_timesteps"]
-        == 280_000
-    )
+    assert sweep.evaluate_budget(early, 300_000, episodes=10)["checkpoint_timesteps"] == 280_000
     # Saved after the budget: which checkpoint was best at the budget is lost.
     late = make_run(tmp_path / "late", iterations=60, steps_per_iteration=10_000, best_iteration=45)
-    assert learning_curve.evaluate_budget(late, 300_000, episodes=10) is None
+    assert sweep.evaluate_budget(late, 300_000, episodes=10) is None
     assert [Path(c).name for c in evaluated] == ["iter_000028"]
 
 
-def test_an_interrupted_run_stops_the_benchmark_before_any_evaluation(
-    learning_curve, evaluated, monkeypatch, tmp_path
-):
+def test_an_interrupted_run_stops_the_sweep_before_any_evaluation(evaluated, monkeypatch, tmp_path):
     """A Ctrl-C inside one run must not let the budgets be evaluated at the steps it reached."""
-    import argparse
-
     from keras_simplicial.agents.training import train as train_module
+    from keras_simplicial.agents.training.run_arguments import RunArguments
 
-    def interrupted_train(*args, **kwargs):
+    def interrupted_train(arguments, **kwargs):
         return train_module.TrainingSummary(
             run_dir=str(kwargs["out"]),
             checkpoint="",
             metrics_csv="",
             tensorboard_dir="",
-            plot="",
             timesteps=82_560,
             iterations=31,
             win_rate=0.1,
@@ -128,26 +111,13 @@ def test_an_interrupted_run_stops_the_benchmark_before_any_evaluation(
         )
 
     monkeypatch.setattr(train_module, "train", interrupted_train)
-    arguments = argparse.Namespace(
-        stop_timesteps=600_000,
-        config={},
-        model_config={},
-        num_env_runners=0,
-        num_envs=64,
-        checkpoint_every=10,
-        sampler="batched",
-    )
-    preset = {"env": "BoxWorld-v0", "env_config": {}, "overrides": {}}
-    with pytest.raises(SystemExit, match="Interrupted at 82,560 steps"):
-        learning_curve.train_or_resume(
-            tmp_path / "run", "simplicial", 1, preset, arguments, 300_000
-        )
+    arguments = RunArguments.from_preset("easy", "simplicial", seed=1)
+    with pytest.raises(sweep.RunInterrupted, match="Interrupted at 82,560 steps"):
+        sweep.train_or_resume(tmp_path / "run", arguments, 300_000)
     assert evaluated == []
 
 
-def test_cached_evaluations_hold_wherever_the_run_directory_is(
-    learning_curve, tmp_path, monkeypatch
-):
+def test_cached_evaluations_hold_wherever_the_run_directory_is(tmp_path, monkeypatch):
     """Reports name their checkpoint by absolute path (the machine that wrote them); a clone
     elsewhere, or a relative --out, must find them by the checkpoint's name."""
     from keras_simplicial.agents.analysis import evaluation
@@ -173,17 +143,15 @@ def test_cached_evaluations_hold_wherever_the_run_directory_is(
     monkeypatch.setattr(checkpoints, "load_policy", lambda checkpoint: object())
     monkeypatch.chdir(tmp_path)
     relative = Path("run") / "checkpoints" / "iter_000020"
-    result = learning_curve.evaluate_checkpoints("run", {"best": relative}, episodes=10)
+    result = sweep.evaluate_checkpoints("run", {"best": relative}, episodes=10)
     assert evaluated == [] and result["best"]["greedy"]["win_rate"] == 0.75
     # Another checkpoint, or another number of episodes, is evaluated anew.
-    learning_curve.evaluate_checkpoints(
-        "run", {"best": Path("run/checkpoints/iter_000030")}, episodes=10
-    )
-    learning_curve.evaluate_checkpoints("run", {"best": relative}, episodes=20)
+    sweep.evaluate_checkpoints("run", {"best": Path("run/checkpoints/iter_000030")}, episodes=10)
+    sweep.evaluate_checkpoints("run", {"best": relative}, episodes=20)
     assert evaluated == [
         ("iter_000030", True),
         ("iter_000030", False),
         ("iter_000020", True),
         ("iter_000020", False),
     ]
-    assert learning_curve.checkpoint_key("/a/b/checkpoints/iter_000020") == "iter_000020"
+    assert sweep.checkpoint_key("/a/b/checkpoints/iter_000020") == "iter_000020"

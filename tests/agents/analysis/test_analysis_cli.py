@@ -72,7 +72,8 @@ def test_loaded_attention_agent_acts_like_the_rllib_policy(checkpoints):
 
 
 def test_greedy_check_plays_the_saved_weights(checkpoints):
-    from keras_simplicial.agents.analysis.evaluation import episode_outcomes, policy_logits
+    from keras_simplicial.agents.analysis.evaluation import policy_logits
+    from keras_simplicial.agents.rollout import episode_outcomes
     from keras_simplicial.agents.training.checkpoints import load_policy, run_arguments_of
     from keras_simplicial.agents.training.greedy_check import CHECK_SEED, GreedyCheck
 
@@ -227,11 +228,8 @@ def test_visualize_rejects_a_step_outside_the_episode(checkpoints, tmp_path, cap
 
 
 def test_evaluate_reports_win_rates_per_puzzle_type_with_intervals(checkpoints, tmp_path, capsys):
-    from keras_simplicial.agents.analysis.evaluation import (
-        EpisodeOutcome,
-        summarise,
-        wilson_interval,
-    )
+    from keras_simplicial.agents.analysis.evaluation import summarise, wilson_interval
+    from keras_simplicial.agents.rollout import EpisodeOutcome
 
     output = tmp_path / "evaluation.json"
     code = cli.main(

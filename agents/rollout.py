@@ -23,6 +23,7 @@ benchmarks all play through `play_episodes`, which settles once:
 """
 
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 from gymnasium.utils import seeding
@@ -169,3 +170,46 @@ def _repeated_observations(core, boards, seen):
         else:
             seen[board].add(observation)
     return np.asarray(repeated, np.int64)
+
+
+class EpisodeOutcome(NamedTuple):
+    """How one episode went: its puzzle type (a, b, c), whether it was won, its length in steps
+    and why it ended (one of `OUTCOMES`: won, opened_bridge, opened_wrong_box, out_of_steps)."""
+
+    puzzle_type: tuple
+    won: bool
+    length: int
+    ended_by: str
+
+
+def episode_outcomes(
+    logits, env_id, env_config, episodes, num_envs=32, seed=0, max_steps=None, greedy=False
+):
+    """Plays `episodes` episodes; returns an `EpisodeOutcome` per episode.
+
+    Greedy episodes end at their first repeated observation (`play_episodes(end_cycles=True)`):
+    the outcome and length are those of playing on to the step limit.
+    """
+    results = []
+    for step in play_episodes(
+        logits,
+        env_id,
+        env_config,
+        episodes=episodes,
+        num_envs=num_envs,
+        seed=seed,
+        greedy=greedy,
+        max_steps=max_steps,
+        end_cycles=greedy,
+    ):
+        core = step.core
+        for board in step.boards[step.ended]:
+            results.append(
+                EpisodeOutcome(
+                    tuple(int(v) for v in core.puzzle_type[board]),
+                    bool(core.is_success[board]),
+                    int(core.steps[board]),
+                    core.outcome(board),
+                )
+            )
+    return results

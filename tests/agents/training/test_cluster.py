@@ -134,13 +134,13 @@ def test_train_with_address_places_env_runners_on_both_nodes(two_node_cluster, t
 
 @pytest.mark.slow
 def test_the_paper_scale_reproduction_command_runs_on_the_cluster(two_node_cluster, tmp_path):
-    """README's paper-scale command (`benchmarks/reproduce_small.py --preset paper --address
+    """README's paper-scale command (`keras-simplicial reproduce --preset paper --address
     ... --num-env-runners N`), at toy sizes: both agents train, its frames/s are measured in
     the cluster layout, and the report is written."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     out = tmp_path / "paper"
     command = [
-        sys.executable, str(root / "benchmarks" / "reproduce_small.py"),
+        str(Path(sys.executable).parent / "keras-simplicial"), "reproduce",
         "--preset", "paper", "--seeds", "1", "2", "--stop-timesteps", "2000",
         "--address", two_node_cluster, "--num-env-runners", "2", "--num-envs", "4",
         "--eval-episodes", "4", "--probe-episodes", "4", "--throughput-seconds", "4",

@@ -258,9 +258,10 @@ def _fake_run(root, agent, fps, win_rates, step=1000):
 
     run = RunDirectory(root).create()
     RunArguments(env="BridgeBoxWorld-v0", agent=agent).write(run.run_file)
-    lines = ["training_iteration,timesteps,frames_per_s,win_rate"]
+    # Every row ends `SMOOTHING_EPISODES` episodes (200), so every win rate counts.
+    lines = ["training_iteration,timesteps,time_s,episodes,frames_per_s,win_rate"]
     lines += [
-        f"{i + 1},{(i + 1) * step},{fps if i else fps / 10},{rate}"
+        f"{i + 1},{(i + 1) * step},{10.0 * (i + 1)},200,{fps if i else fps / 10},{rate}"
         for i, rate in enumerate(win_rates)
     ]
     run.metrics_file.write_text("\n".join(lines) + "\n")

@@ -1,0 +1,239 @@
+"""How a comparison's runs are set up, and every way that set-up differs from the paper's: the
+puzzles, the 2-simplicial block, the IMPALA recipe and the actors, each read from the preset,
+Table 1 (`PAPER_IMPALA_HYPERPARAMETERS`) and the architecture's defaults (`PAPER_DEFAULTS`),
+never retyped.
+
+    rows, kept = paper_deviations(options, PRESETS["bridge-small"], machines)
+    # rows: [(what, these runs, the paper)]; kept: [(Table 1 key, value)] the runs share
+"""
+
+import json
+
+PLAN_BOARDS = 2000  # boards on which the oracle's shortest plans are measured
+# The paper's 2-simplicial block where PAPER_DEFAULTS (agents/model/architecture.py) deviates from
+# it: unscaled 2-simplicial logits and a gain of 1 on the 2-simplicial branch.
+PAPER_SIMPLICIAL_BLOCK = {"simplicial_logit_scale": None, "simplicial_gain_initializer": "ones"}
+
+GAIN_AT_START = {"zeros": "starts at 0", "ones": "1"}  # by simplicial_gain_initializer
+# The paper's actors (Section 5's hardware remark and the original code's settings).
+PAPER_ACTORS = "one board per worker, 63 workers per machine, ~200 CPUs + 1 GPU learner"
+
+RECIPE_LABELS = {
+    "gamma": "discount gamma",
+    "rollout_fragment_length": "unroll length (steps)",
+    "entropy_coeff": "entropy bonus",
+}
+
+NOT_RECIPE = ("min_time_s_per_iteration",)  # how often a metrics row is written, not training
+
+
+def number(value):
+    """A hyperparameter as the report writes it: `1,280`, `0.0005`, `5e-5`, or JSON."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"`{json.dumps(value)}`"
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}".replace("e-0", "e-")
+
+
+def entity_count(env_id, env_config):
+    """N, the entities the agents' block attends over: the board's observation after the
+    convolutions (the "entities" layer of `build_agent_model`)."""
+    import gymnasium as gym
+
+    from keras_simplicial.agents.model.architecture import build_agent_model
+
+    env = gym.make(env_id, **env_config)
+    model = build_agent_model("relational", env.observation_space.shape, env.action_space.n)
+    return int(model.get_layer("entities").output.shape[1])
+
+
+def shortest_plan_lengths(env_id, env_config, boards=PLAN_BOARDS):
+    """(mean, longest) steps of the oracle's shortest plan (`keras_simplicial.envs.oracle`) on the
+    boards of `reset(seed=k)`, k < `boards`."""
+    import gymnasium as gym
+
+    from keras_simplicial.envs.oracle import plan_actions
+
+    env = gym.make(env_id, **env_config).unwrapped
+    lengths = []
+    for seed in range(boards):
+        env.reset(seed=seed)
+        lengths.append(len(plan_actions(env)))
+    return sum(lengths) / len(lengths), max(lengths)
+
+
+def puzzle_setting(env_id, env_config):
+    """{what: how} of the puzzles of `env_id` with `env_config`, the paper's defaults filled in
+    (`BoxWorldConfig`)."""
+    import gymnasium as gym
+
+    from keras_simplicial.envs import BoxWorldConfig
+
+    config = BoxWorldConfig.create(gym.spec(env_id).kwargs["mode"], **env_config)
+    lengths = sorted({config.min_solution_length, config.max_solution_length})
+    distractors = sorted({config.min_distractors, config.max_distractors})
+    return {
+        "environment": f"`{env_id}`",
+        "board": f"{config.rows} x {config.cols}, N = {entity_count(env_id, env_config)} entities",
+        "solution lengths": "-".join(map(str, lengths)),
+        "bridges": f"in {config.bridge_probability:.0%} of the episodes",
+        "distractors": "-".join(map(str, distractors)),
+        "colours": str(config.num_colours),
+        "start": "random" if config.random_start else "fixed",
+        "episode limit": f"{config.max_steps} steps" if config.max_steps else "none",
+    }
+
+
+def puzzle_deviations(preset):
+    """[(what, these runs, the paper)] where `preset`'s puzzles differ from the paper's; a step
+    limit is given with the oracle's shortest plans beside it."""
+    from keras_simplicial.agents.training.impala import PRESETS
+
+    paper = PRESETS["paper"]
+    ours = puzzle_setting(preset["env"], preset["env_config"])
+    theirs = puzzle_setting(paper["env"], paper["env_config"])
+    if ours["episode limit"] != theirs["episode limit"]:
+        mean, longest = shortest_plan_lengths(preset["env"], preset["env_config"])
+        ours["episode limit"] += (
+            f" (shortest plans: {mean:.1f} steps on average, at most {longest}, on "
+            f"{PLAN_BOARDS:,} boards)"
+        )
+    return [(what, ours[what], theirs[what]) for what in ours if ours[what] != theirs[what]]
+
+
+def simplicial_block(params):
+    """{what: how} of the 2-simplicial block of the architecture hyperparameters `params`."""
+    from keras_simplicial.simplicial_attention import resolve_logit_scale
+
+    value = params["simplicial_logit_scale"]
+    scale = resolve_logit_scale(value, params["simplicial_key_dim"], 2)
+    scaled = f"scaled by 1/{1 / scale:.4g} (`simplicial_logit_scale={json.dumps(value)}`" + (
+        ": simplicial_key_dim^-1)" if value == "auto" else ")"
+    )
+    gain = params["simplicial_gain_initializer"]
+    return {
+        "2-simplicial logits": "unscaled" if value is None else scaled,
+        "gain on the 2-simplicial branch": GAIN_AT_START[gain]
+        + (f' (`simplicial_gain_initializer="{gain}"`)' if gain != "ones" else ""),
+    }
+
+
+def architecture_deviations(model_config):
+    """[(what, these runs, the paper)] where the simplicial agent of `model_config` (on
+    PAPER_DEFAULTS) differs from the paper's; any other key of `model_config` is named too."""
+    from keras_simplicial.agents.model.architecture import PAPER_DEFAULTS, agent_hyperparameters
+
+    ours = agent_hyperparameters("simplicial", **model_config)
+    paper = {**PAPER_DEFAULTS, **PAPER_SIMPLICIAL_BLOCK}
+    rows = [
+        (what, mine, theirs)
+        for (what, mine), theirs in zip(
+            simplicial_block(ours).items(), simplicial_block(paper).values()
+        )
+        if mine != theirs
+    ]
+    return rows + [
+        (f"`{key}`", number(ours[key]), number(paper[key]))
+        for key in PAPER_DEFAULTS
+        if key not in PAPER_SIMPLICIAL_BLOCK and ours[key] != paper[key]
+    ]
+
+
+def impala_setting(overrides, keys):
+    """{key: value} of IMPALA as `impala_config` trains it: `overrides` on Table 1's
+    hyperparameters, RLlib's defaults for the rest."""
+    from ray.rllib.algorithms.impala import IMPALAConfig
+
+    from keras_simplicial.agents.training.impala import PAPER_IMPALA_HYPERPARAMETERS
+
+    defaults, merged = IMPALAConfig(), {**PAPER_IMPALA_HYPERPARAMETERS, **overrides}
+    return {key: merged[key] if key in merged else getattr(defaults, key) for key in keys}
+
+
+def learning_rate(setting):
+    """The optimiser and its learning rate, constant or a linear schedule over steps."""
+    optimiser = {"rmsprop": "RMSProp", "adam": "Adam"}.get(setting["opt_type"], setting["opt_type"])
+    schedule = setting["lr_schedule"]
+    if not schedule:
+        return f"{optimiser}, {number(setting['lr'])} constant"
+    points = " to ".join(f"{number(lr)} at step {step:,}" for step, lr in schedule)
+    return f"{optimiser}, {points}, linear in between"
+
+
+def batches(setting):
+    """The train batch and how many times each is trained on."""
+    epochs = setting["num_epochs"]
+    times = f"each trained on {epochs} times (`num_epochs`)" if epochs > 1 else "trained on once"
+    return f"{number(setting['train_batch_size'])} steps, {times}"
+
+
+def recipe_deviations(overrides):
+    """([(what, these runs, the paper)] where IMPALA with `overrides` differs from Table 1,
+    [(key, value)] of Table 1's hyperparameters it keeps)."""
+    from keras_simplicial.agents.training.impala import PAPER_IMPALA_HYPERPARAMETERS
+
+    keys = (
+        set(PAPER_IMPALA_HYPERPARAMETERS) | set(overrides) | {"num_epochs", "lr_schedule"}
+    ) - set(NOT_RECIPE)
+    ours, paper = impala_setting(overrides, keys), impala_setting({}, keys)
+    combined = {
+        "optimiser, learning rate": (learning_rate, {"opt_type", "lr", "lr_schedule"}),
+        "batch": (batches, {"train_batch_size", "num_epochs"}),
+    }
+    rows = [
+        (what, describe(ours), describe(paper))
+        for what, (describe, _) in combined.items()
+        if describe(ours) != describe(paper)
+    ]
+    alone = sorted(keys - set().union(*(used for _, used in combined.values())))
+    rows += [
+        (RECIPE_LABELS.get(key, f"`{key}`"), number(ours[key]), number(paper[key]))
+        for key in alone
+        if ours[key] != paper[key]
+    ]
+    kept = [
+        (key, ours[key])
+        for key in alone
+        if key in PAPER_IMPALA_HYPERPARAMETERS and ours[key] == paper[key]
+    ]
+    return rows, kept
+
+
+def actors(options, machines):
+    """Where the runs sampled their episodes: the layout and the machines they trained on."""
+    layout = (
+        f"{options.num_envs} boards sampled in the learner's process"
+        if options.num_env_runners == 0
+        else f"{options.num_env_runners} env runners of {options.num_envs} boards each"
+    )
+    return f"{layout}, on {', '.join(sorted(machines))} (CPU model x logical CPUs)"
+
+
+def paper_deviations(options, preset, machines):
+    """Every way these runs differ from the paper's, the same for both agents: ([(what, these
+    runs, the paper)], Table 1's hyperparameters kept as [(key, value)])."""
+    from keras_simplicial.agents.training.impala import preset_overrides
+
+    recipe, kept = recipe_deviations(preset_overrides(preset, options.config))
+    rows = (
+        puzzle_deviations(preset)
+        + architecture_deviations(options.model_config)
+        + recipe
+        + [("actors", actors(options, machines), PAPER_ACTORS)]
+    )
+    return rows, kept
+
+
+def paper_puzzles():
+    """The paper's bridge BoxWorld in a few words (the `paper` preset's puzzles)."""
+    import gymnasium as gym
+
+    from keras_simplicial.agents.training.impala import PRESETS
+    from keras_simplicial.envs import BoxWorldConfig
+
+    paper = PRESETS["paper"]
+    config = BoxWorldConfig.create(gym.spec(paper["env"]).kwargs["mode"], **paper["env_config"])
+    limit = f"at most {config.max_steps} steps" if config.max_steps else "no step limit"
+    return (
+        f"{config.rows} x {config.cols}, solution lengths {config.min_solution_length}-"
+        f"{config.max_solution_length}, {limit}"
+    )
