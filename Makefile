@@ -1,5 +1,5 @@
 # Each target creates .venv on first use and installs the package into it (editable, with the
-# [test] and [backends] extras).
+# [test], [backends] and [docs] extras).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -7,11 +7,10 @@ STAMP := $(VENV)/.installed-stamp
 CLI := $(VENV)/bin/keras-simplicial
 
 # `make train`: the `easy` preset (BoxWorld on a 3 x 6 board, one key and the Gem, at most 30
-# steps; see agents/training/impala.py) for 1M environment steps or 15 minutes, whichever comes first, then
-# an evaluation of the last and the best checkpoint. The relational agent by default: over 5 seeds
-# its best checkpoint of the first 300,000 steps won 1,000 of 1,000 greedy episodes (the
-# simplicial agent's too), and 1M steps take about 4 minutes on 2 cores (the simplicial agent
-# about 8: `make train AGENT=simplicial`); docs/benchmarks.md, "Learning the easy preset".
+# steps; see agents/training/impala.py) for 1M environment steps or 15 minutes, whichever comes
+# first, then an evaluation of the last and the best checkpoint. The relational agent by default
+# (`make train AGENT=simplicial` for the other); how long it takes and how well both agents learn
+# the preset: docs/benchmarks.md.
 AGENT ?= relational
 TIMESTEPS ?= 1000000
 STOP_SECONDS ?= 900
@@ -20,26 +19,34 @@ EVALUATE ?= 1000
 LEARNING_TIMESTEPS ?= 600000
 LEARNING_BUDGETS ?= 300000 500000
 
-.PHONY: install test test-all train bench bench-learning bench-parity reproduce-small \
+.PHONY: install test test-all docs train bench bench-learning bench-parity reproduce-small \
 	fault-injection clean
 
 install: $(STAMP)
 
-$(STAMP): setup.py
+$(STAMP): setup.py pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,backends]"
+	$(PY) -m pip install --quiet -e ".[test,backends,docs]"
 	touch $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(MAKE) docs
 	$(PY) -m pytest -m "not slow" tests
 
 test-all: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(MAKE) docs
 	$(PY) -m pytest tests
+
+# The documentation site (mkdocs.yml: the pages in docs/, the API reference from the docstrings,
+# the command-line reference from the argument parser) into site/; open site/index.html. Strict:
+# a broken link, reference or docstring fails the build.
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
 
 train: $(STAMP)
 	$(CLI) train --run IMPALA --preset easy --agent $(AGENT) --stop-seconds $(STOP_SECONDS) \
@@ -62,7 +69,7 @@ bench-learning: $(STAMP)
 		--stop-timesteps $(LEARNING_TIMESTEPS) --budget $(LEARNING_BUDGETS) \
 		--out benchmarks/runs/learning-easy --markdown benchmarks/runs/learning-easy/table.md
 
-# Learning per step of the previous and the new default sampler, same seeds (docs/benchmarks.md).
+# Learning per step of the previous and the new default sampler, same seeds (docs/history.md).
 bench-parity: $(STAMP)
 	$(PY) benchmarks/sampler_parity.py --seeds 1 2 3 --stop-timesteps 300000
 
@@ -84,4 +91,4 @@ fault-injection: $(STAMP)
 		$(PY) -m pytest -m slow tests/agents/training/test_fault_injection.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build site *.egg-info .pytest_cache

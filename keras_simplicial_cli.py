@@ -134,7 +134,10 @@ def build_parser():
         "--config",
         type=_json_object("--config"),
         default={},
-        help="JSON object of IMPALAConfig overrides, e.g. '{\"lr\": 1e-4}'",
+        help="JSON object of IMPALAConfig overrides on top of the preset's, e.g. "
+        '\'{"lr": 1e-4, "train_batch_size": 640}\'; unknown keys and values outside their '
+        "range (lr > 0, gamma in (0, 1], sizes >= 1, ...: impala.CONFIG_RANGES) are refused before "
+        "anything starts; an lr given without lr_schedule replaces the preset's schedule too",
     )
     train.add_argument(
         "--env-config",
@@ -146,7 +149,9 @@ def build_parser():
         "--model-config",
         type=_json_object("--model-config"),
         default={},
-        help="JSON object of architecture overrides, e.g. '{\"num_heads\": 4}'",
+        help="JSON object of architecture overrides, e.g. '{\"num_heads\": 4}' (ranges checked: "
+        "architecture.MODEL_RANGES), and jit_compile (default true: the model runs as one XLA "
+        "computation; false for TensorFlow's graph executor)",
     )
     train.add_argument(
         "--stop-timesteps",

@@ -12,6 +12,8 @@ package: its commands (``keras_simplicial.agents``) load TensorFlow, which ``--h
 wait for.
 """
 
+import re
+
 from setuptools import find_packages, setup
 
 PACKAGE_DIRS = {
@@ -32,9 +34,17 @@ def packages():
 with open("README.md", encoding="utf-8") as readme:
     long_description = readme.read()
 
+
+def version():
+    """``__version__`` of keras_simplicial/__init__.py, its one definition; read as text, so that
+    building does not run the package (whose import installs a hook on ``import keras``)."""
+    with open("keras_simplicial/__init__.py", encoding="utf-8") as init:
+        return re.search(r'^__version__ = "([^"]+)"$', init.read(), flags=re.M).group(1)
+
+
 setup(
     name="keras-simplicial",
-    version="0.1.0",
+    version=version(),
     description="The 2-simplicial Transformer (Clift et al.) as Keras 3 layers, with bridge "
     "BoxWorld and IMPALA agents on Ray RLlib",
     long_description=long_description,
@@ -60,6 +70,13 @@ setup(
         # The layers' tests also run on Keras's JAX and PyTorch backends (CPU builds).
         "backends": ["jax>=0.4.30,<0.11", "torch==2.13.0"],
         "gpu": ["tensorflow[and-cuda]>=2.21,<2.22"],
+        # `make docs`: the site built from the docstrings (mkdocs.yml); maths as MathML.
+        "docs": [
+            "mkdocs>=1.6,<2",
+            "mkdocs-material>=9.5,<10",
+            "mkdocstrings[python]>=0.26,<2",
+            "latex2mathml>=3.77,<4",
+        ],
     },
     entry_points={"console_scripts": ["keras-simplicial=keras_simplicial_cli:main"]},
     classifiers=[

@@ -87,7 +87,8 @@ def play_episodes(
     Args:
         policy: observations [B, R, C+1, 3] (uint8, all B boards) -> logits [B, A], or a tuple
             whose first element is the logits (e.g. `AttentionAgent`: logits, value, attention).
-        env_id, env_config: the environment (usually the run's).
+        env_id: the environment's id (usually the run's).
+        env_config: the environment's arguments (usually the run's).
         episodes: how many episodes to play.
         num_envs: boards played at once (at most `episodes`).
         seed: the boards (episode k: `reset(seed=seed + k)`) and the sampling of actions.

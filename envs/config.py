@@ -54,7 +54,7 @@ EPISODE_STEP_LIMIT = 500
 
 
 def episode_step_limit(env_config: Optional[dict] = None, max_steps: Optional[int] = None) -> int:
-    """``max_steps`` if given, else ``env_config``'s, else :data:`EPISODE_STEP_LIMIT`."""
+    """``max_steps`` if given, else ``env_config``'s, else `EPISODE_STEP_LIMIT`."""
     return int(max_steps or (env_config or {}).get("max_steps") or EPISODE_STEP_LIMIT)
 
 
@@ -74,7 +74,7 @@ def _is_np_int(value) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class BoxWorldConfig:
-    """The parameters of one BoxWorld family; build it with :meth:`create`.
+    """The parameters of one BoxWorld family; build it with `create()`.
 
     Key tiles sit only on the grid of *key positions* ``(r, c)`` with ``r`` in ``1, 3, 5, ...``
     (``r <= rows - 2``) and ``c`` in ``1, 4, 7, ...`` (``c <= cols - 2``), the lock one to the right
@@ -99,7 +99,7 @@ class BoxWorldConfig:
     def create(cls, mode: str = "bridge", **arguments) -> "BoxWorldConfig":
         """Fill the defaults of ``mode`` and validate every argument (raises ``ValueError``).
 
-        ``arguments``: any of :data:`ARGUMENTS` (``None`` for a per-mode one means its default).
+        ``arguments``: any of `ARGUMENTS` (``None`` for a per-mode one means its default).
         """
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")

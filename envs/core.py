@@ -1,15 +1,16 @@
 """The batched world model: many BoxWorld boards stepped at once with numpy (Section 4).
 
-:class:`BoxWorldCore` owns the whole state of ``num_boards`` boards as arrays and a persistent
+`BoxWorldCore` owns the whole state of ``num_boards`` boards as arrays and a persistent
 observation buffer that is updated in place, only where tiles change. A step is a handful of array
 operations over all boards; the rare events (picking up a key, trying a lock) are handled on the
 subset of boards where they happen, still without a Python loop over boards. The single
 environment is the core with one board; the vector environment is the core with many.
 
-Rules (design notes, section 4): walking onto a loose key picks it up (+1); a box's key tile is a
-wall; a lock is a wall unless its colour is held, in which case one such key is consumed, the box's
-key replaces it in the inventory (+1) and both tiles become floor; the Gem box needs both lock
-colours at once (+10, episode ends); opening a distractor or the bridge ends the episode with -1.
+Rules, those of the paper's original implementation: walking onto a loose key picks it up (+1); a
+box's key tile is a wall; a lock is a wall unless its colour is held, in which case one such key is
+consumed, the box's key replaces it in the inventory (+1) and both tiles become floor; the Gem box
+needs both lock colours at once (+10, episode ends); opening a distractor or the bridge ends the
+episode with -1.
 """
 
 from __future__ import annotations
@@ -42,11 +43,11 @@ NOT_ENDED = -1
 
 
 class BoxWorldCore:
-    """State and dynamics of ``num_boards`` boards of one :class:`BoxWorldConfig`.
+    """State and dynamics of ``num_boards`` boards of one `BoxWorldConfig`.
 
     Colours are palette indices ``0 .. num_colours - 1``; ``self.gem == num_colours`` is the Gem.
     Cells are flat indices ``row * cols + col``. Each board has its own ``np.random.Generator`` in
-    ``self.rngs`` (seed them with :meth:`seed`).
+    ``self.rngs`` (seed them with `seed()`).
     """
 
     def __init__(self, num_boards: int, config: BoxWorldConfig):
@@ -331,7 +332,7 @@ class BoxWorldCore:
         return GEM if colour == self.gem else int(colour)
 
     def puzzle(self, index: int) -> Puzzle:
-        """The axioms of board ``index``'s current episode as a :class:`~.logic.Puzzle` (all its
+        """The axioms of board ``index``'s current episode as a `.logic.Puzzle` (all its
         objects, opened or not; slots as in :mod:`.sampling`)."""
         boxes = []
         cols = self.config.cols

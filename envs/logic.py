@@ -6,8 +6,8 @@ by ``c`` holding ``c'`` is ``C |- C'``, the two-lock Gem box is ``C (x) C' |- G`
 ``Gamma`` of these axioms is what an episode shows, and a strategy for the Gem is a proof of
 ``Gamma |- G`` in intuitionistic linear logic.
 
-This module is pure Python and knows nothing about boards: a :class:`Puzzle` is a tuple of
-:class:`Box` objects. Colours are ints (palette indices); :data:`GEM` is the Gem.
+This module is pure Python and knows nothing about boards: a `Puzzle` is a tuple of
+`Box` objects. Colours are ints (palette indices); `GEM` is the Gem.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class Box:
     """An object of a puzzle, with the sequent ``X_beta |- Y_beta`` of Appendix B.
 
     ``locks`` is ``()`` for a loose key, ``(c,)`` for a box, ``(c, c')`` for the bridge-mode Gem
-    box; ``key`` is the colour inside (:data:`GEM` for the Gem box); ``fatal`` marks distractors
+    box; ``key`` is the colour inside (`GEM` for the Gem box); ``fatal`` marks distractors
     and the bridge (opening it makes the Gem unobtainable); ``position`` is the (row, col) of its
     key tile.
     """

@@ -6,9 +6,9 @@ with the inventory, the reward and the axioms Gamma of the episode; when an epis
 tree (Appendix B) is shown.
 
 On a terminal keys are read in raw mode (termios); otherwise (a pipe, a test) ``stdin`` is read as
-text of key names or characters, e.g. ``"l l j ? q"`` or ``"right down"``. :func:`play_keys` plays
+text of key names or characters, e.g. ``"l l j ? q"`` or ``"right down"``. `play_keys()` plays
 a list of keys directly. ``keras-simplicial play`` and ``python -m keras_simplicial.envs.play`` run
-:func:`main`.
+`main()`.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ class PuzzleBatch:
 
 
 class PuzzleSampler:
-    """Turns a ``(n, block_size)`` array of uniforms in [0, 1) into a :class:`PuzzleBatch`."""
+    """Turns a ``(n, block_size)`` array of uniforms in [0, 1) into a `PuzzleBatch`."""
 
     def __init__(self, config: BoxWorldConfig):
         self.config = c = config

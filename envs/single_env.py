@@ -71,8 +71,8 @@ class BoxWorldEnv(gym.Env):
     ``solution_length`` and ``ended_by``: on the step that ends the episode, why it ended (one of
     ``OUTCOMES``: ``"won"``, ``"opened_bridge"``, ``"opened_wrong_box"`` (a distractor, or a box
     after which the Gem was unobtainable, then the step limit), ``"out_of_steps"``), else
-    ``None``. The logic of the episode: :meth:`puzzle`, :meth:`opened`,
-    :meth:`held_keys`, :meth:`plan`, :meth:`proof_tree`.
+    ``None``. The logic of the episode: `puzzle()`, `opened()`,
+    `held_keys()`, `plan()`, `proof_tree()`.
 
     ## Arguments
 
@@ -90,7 +90,7 @@ class BoxWorldEnv(gym.Env):
       ``"ansi"``.
 
     The BoxWorld arguments (all but ``render_mode`` and ``tile_size``) are those of
-    :class:`~.config.BoxWorldConfig`; an impossible combination raises a ``ValueError`` naming
+    `.config.BoxWorldConfig`; an impossible combination raises a ``ValueError`` naming
     the arguments.
     """
 

@@ -3,7 +3,7 @@
 Autoreset follows gymnasium's ``AutoresetMode.NEXT_STEP``: the step that ends an episode returns
 its last observation and info (puzzle type, ``is_success`` of the finished episode, ``ended_by``:
 an index of ``OUTCOMES``, -1 while the episode plays); the next call
-to :meth:`step` resets that board, ignoring its action. Board ``i`` of ``reset(seed=s)`` plays the
+to `step()` resets that board, ignoring its action. Board ``i`` of ``reset(seed=s)`` plays the
 same episodes as ``BoxWorldEnv().reset(seed=s + i)`` followed by seedless resets.
 """
 
@@ -28,7 +28,7 @@ INFO_KEYS = ("puzzle_type", "solvable", "is_success", "solution_length", "ended_
 class BoxWorldVectorEnv(VectorEnv):
     """``num_envs`` boards of (bridge) BoxWorld stepped as one batch.
 
-    The other arguments are those of :class:`~.single_env.BoxWorldEnv`, and so are the spaces of
+    The other arguments are those of `.single_env.BoxWorldEnv`, and so are the spaces of
     one board, the rewards and the episode ends. ``copy`` (default True): return a copy of the
     observation buffer; ``False`` returns the persistent buffer itself, which the next step
     overwrites.

@@ -37,7 +37,7 @@ def build_model():
         feedforward_dim=32,
         name="block",
     )
-    # Two iterations with shared weights; scores requested on both calls (see README).
+    # Two iterations with shared weights; scores requested on both calls (see docs/layers.md).
     x, _, _ = block(x, return_attention_scores=True)
     x, scores, simplicial_scores = block(x, return_attention_scores=True)
     pooled = keras.layers.GlobalMaxPooling1D(name="max_pool")(x[:, :NUM_ENTITIES])

@@ -143,23 +143,37 @@ class _Block(keras.layers.Layer):
 
 @keras.saving.register_keras_serializable(package="keras_simplicial")
 class TransformerBlock(_Block):
-    """The relational Transformer block (Section 5.2, `transformer_block`; eq. update_multhead).
+    r"""The relational Transformer block (Section 5.2, `transformer_block`; eq. update_multhead).
 
-        x  = LayerNorm(e)
-        a  = concat_u sum_j softmax_j(q_{i,(u)} . k_{j,(u)} / sqrt(key_dim)) v_{j,(u)}
-        e' = LayerNorm(e + Dense(D)(Dense(feedforward_dim, relu)(a)))
+    $$x = \operatorname{LayerNorm}(e)$$
+
+    $$a_i = \operatorname{concat}_u \sum_j \operatorname{softmax}_j\Big(
+    \frac{q_{i,(u)} \cdot k_{j,(u)}}{\sqrt{d_k}}\Big) v_{j,(u)}$$
+
+    $$e'_i = \operatorname{LayerNorm}\big(e_i + g(a_i)\big)$$
+
+    with $d_k$ = `key_dim`, u the heads and g = Dense(D) after Dense(feedforward_dim, relu).
 
     The attention has no bias on q, k, v by default and no output projection (heads concatenated,
     width num_heads * value_dim), as in the original agent. The paper's agent: 2 heads of 32,
     feed-forward width 64, LayerNorm epsilon 1e-5.
 
     Args:
-        num_heads, key_dim, value_dim, dropout, use_bias, kernel_initializer, bias_initializer,
-        kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint, seed: of the
-            1-simplicial attention, as in `keras.layers.MultiHeadAttention` (the initializers,
-            regularizers and constraints also apply to the feed-forward layers).
+        num_heads: heads of the 1-simplicial attention.
+        key_dim: size of each head's queries and keys.
+        value_dim: size of each head's values; defaults to `key_dim`.
         feedforward_dim: hidden width of the feed-forward network g.
+        dropout: dropout rate on the attention probabilities.
+        use_bias: whether the q, k, v projections have biases.
         layer_norm_epsilon: epsilon of both layer normalisations.
+        kernel_initializer: of the attention's projections and the feed-forward layers, as in
+            `keras.layers.MultiHeadAttention`; so are the five below.
+        bias_initializer: of the biases.
+        kernel_regularizer: of the kernels.
+        bias_regularizer: of the biases.
+        kernel_constraint: on the kernels.
+        bias_constraint: on the biases.
+        seed: seed of the dropout.
 
     Call arguments:
         inputs: entities e, [B, N, D].
@@ -197,17 +211,20 @@ class TransformerBlock(_Block):
 
 @keras.saving.register_keras_serializable(package="keras_simplicial")
 class TwoSimplicialTransformerBlock(_Block):
-    """The 2-simplicial Transformer block with virtual entities (Section 2.2 and 5.2,
+    r"""The 2-simplicial Transformer block with virtual entities (Section 2.2 and 5.2,
     `simplicial_transformer_block`; eqs. efrmov0, update_rule_ent, 1_simp_virtual_update, efromv).
 
-    The last M = `num_virtual_entities` entities of the input are virtual. With x = LayerNorm(e):
+    The last M = `num_virtual_entities` entities of the input are virtual. With
+    $x = \operatorname{LayerNorm}(e)$:
 
     - 1-simplicial attention (heads concatenated, no output projection): a standard entity
-      (i <= N) attends only to standard entities, a virtual entity to all N + M.
+      ($i \le N$) attends only to standard entities, a virtual entity to all N + M.
     - 2-simplicial attention: a standard entity attends to pairs (j, k) of virtual entities,
-      sum_{j,k} softmax_{(j,k)}(<p_i, l^1_j, l^2_k>) B(u_j (x) u_k) (eq. update_rule_ent); a
-      virtual entity takes its own value u_i instead (eq. 1_simp_virtual_update).
-    - v' = concat(a1, LayerNorm(a2)) and e' = LayerNorm(e + Dense(D)(Dense(ff, relu)(v'))).
+      $a_{2,i} = \sum_{j,k} \operatorname{softmax}_{(j,k)}(\langle p_i, l^1_j, l^2_k \rangle)\,
+      B(u_j \otimes u_k)$ (eq. update_rule_ent); a virtual entity takes its own value $u_i$
+      instead (eq. 1_simp_virtual_update).
+    - $v' = \operatorname{concat}(a_1, \operatorname{LayerNorm}(a_2))$ and
+      $e' = \operatorname{LayerNorm}(e + g(v'))$, g = Dense(D) after Dense(feedforward_dim, relu).
 
     Paper defaults: 2 heads of 32 (1-simplicial), one 2-simplicial head of 48, 2 virtual
     entities, feed-forward width 64. The virtual entities are appended by `VirtualEntities`
@@ -215,9 +232,13 @@ class TwoSimplicialTransformerBlock(_Block):
 
     Args:
         num_virtual_entities: M, the number of trailing virtual entities (1 <= M < sequence length).
-        num_heads, key_dim, value_dim: of the 1-simplicial attention.
-        num_simplicial_heads, simplicial_key_dim, simplicial_value_dim: of the 2-simplicial
-            attention (`simplicial_value_dim` defaults to `simplicial_key_dim`).
+        num_heads: heads of the 1-simplicial attention.
+        key_dim: size of each 1-simplicial head's queries and keys.
+        value_dim: size of each 1-simplicial head's values; defaults to `key_dim`.
+        num_simplicial_heads: heads of the 2-simplicial attention.
+        simplicial_key_dim: size of each 2-simplicial head's query p and keys l^1, l^2.
+        simplicial_value_dim: size of each 2-simplicial head's values u; defaults to
+            `simplicial_key_dim`.
         simplicial_order: k of the k-simplicial attention (2 in the paper).
         simplicial_epsilon: epsilon under the square root of the scalar product.
         simplicial_logit_scale: `logit_scale` of the 2-simplicial attention ("auto":
@@ -227,10 +248,13 @@ class TwoSimplicialTransformerBlock(_Block):
             "zeros" starts the block as a 1-simplicial one whose 2-simplicial inputs to the
             feed-forward network are exactly 0, the branch coming in as the gain learns (its
             gradient is LayerNorm(a2) times the feed-forward's, nonzero from the first step).
-        feedforward_dim, dropout, use_bias, layer_norm_epsilon, kernel_initializer,
-        bias_initializer, kernel_regularizer, bias_regularizer, kernel_constraint,
-        bias_constraint, seed: as in `TransformerBlock` (dropout and use_bias apply to both
-            attentions).
+        feedforward_dim: hidden width of the feed-forward network g.
+        dropout: dropout rate on both attentions' probabilities.
+        use_bias: whether both attentions' projections have biases.
+        layer_norm_epsilon: epsilon of the layer normalisations.
+        **kwargs: `kernel_initializer`, `bias_initializer`, `kernel_regularizer`,
+            `bias_regularizer`, `kernel_constraint`, `bias_constraint` and `seed`, as in
+            `TransformerBlock`; and the arguments of `keras.layers.Layer`.
 
     Call arguments:
         inputs: entities e, [B, N + M, D], virtual entities last.

@@ -27,12 +27,18 @@ class DotProductAttention(keras.layers.Layer):
         value_dim: size of each head's values; defaults to `key_dim`.
         dropout: dropout rate on the attention probabilities.
         use_bias: whether the q, k, v projections have biases.
-        kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
-        kernel_constraint, bias_constraint: as in `keras.layers.MultiHeadAttention`.
+        kernel_initializer: as in `keras.layers.MultiHeadAttention`.
+        bias_initializer: as in `keras.layers.MultiHeadAttention`.
+        kernel_regularizer: as in `keras.layers.MultiHeadAttention`.
+        bias_regularizer: as in `keras.layers.MultiHeadAttention`.
+        kernel_constraint: as in `keras.layers.MultiHeadAttention`.
+        bias_constraint: as in `keras.layers.MultiHeadAttention`.
         seed: seed of the dropout.
 
     Call arguments:
-        query: [B, N, Dq]. value: [B, M, Dv]. key: [B, M, Dk], defaults to `value`.
+        query: [B, N, Dq].
+        value: [B, M, Dv].
+        key: [B, M, Dk]; defaults to `value`.
         attention_mask: boolean, broadcastable to [B, N, M]; True = may attend. Masked
             probabilities are exactly 0.
         return_attention_scores: also return the probabilities [B, num_heads, N, M].

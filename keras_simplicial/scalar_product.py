@@ -76,12 +76,15 @@ def safe_sqrt(square, epsilon):
 
 
 def unsigned_scalar_product(*vectors, epsilon=DEFAULT_EPSILON):
-    """The k-fold unsigned scalar product <v_1, ..., v_k> (Def. A.4, eq. defn_unsigned_scalar).
+    r"""The k-fold unsigned scalar product $\langle v_1, \ldots, v_k \rangle$ (Def. A.4, eq.
+    defn_unsigned_scalar).
 
-    For k = 2 it is |a . b|; for k = 3 it is the unsigned scalar triple product of eq.
-    (scalar_triple), ||(a.b)c - (a.c)b + (b.c)a||, evaluated by the closed polynomial of eq.
-    (unsigned_scalar_triple_square). In general
-    <v_1..v_k>^2 = |v_1|^2 ... |v_k|^2 - det Gram(v_1..v_k) (eq. useful_identity).
+    For k = 2 it is $|a \cdot b|$; for k = 3 it is the unsigned scalar triple product of eq.
+    (scalar_triple), $\| (a \cdot b)c - (a \cdot c)b + (b \cdot c)a \|$, evaluated by
+    the closed polynomial of eq. (unsigned_scalar_triple_square). In general (eq. useful_identity)
+
+    $$\langle v_1, \ldots, v_k \rangle^2 = |v_1|^2 \cdots |v_k|^2
+    - \det \operatorname{Gram}(v_1, \ldots, v_k)$$
 
     Args:
         *vectors: k >= 2 tensors whose last axis is the vector space H (all the same size); the

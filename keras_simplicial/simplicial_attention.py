@@ -76,23 +76,26 @@ class _PerHeadInitializer:
 
 @keras.saving.register_keras_serializable(package="keras_simplicial")
 class SimplicialAttention(keras.layers.Layer):
-    """Multi-head 2-simplicial attention (Section 2.2, eqs. scalar_triple and Bformula).
+    r"""Multi-head 2-simplicial attention (Section 2.2, eqs. scalar_triple and Bformula).
 
-    From the queries' sequence e_i (i <= N) and the keys' / values' sequence f_j (j <= M), each head
-    extracts p_i = W^P e_i, l^1_j = W^{L1} f_j, l^2_j = W^{L2} f_j, u_j = W^U f_j
-    (eq. querykeyvalue_simp) and computes
+    From the queries' sequence $e_i$ ($i \le N$) and the keys' / values' sequence $f_j$
+    ($j \le M$), each head extracts $p_i = W^P e_i$, $l^1_j = W^{L_1} f_j$, $l^2_j = W^{L_2} f_j$,
+    $u_j = W^U f_j$ (eq. querykeyvalue_simp) and computes (eq. Bformula)
 
-        v'_i = sum_{j,k} softmax_{(j,k)}( <p_i, l^1_j, l^2_k> ) B(u_j (x) u_k)          (Bformula)
+    $$v'_i = \sum_{j,k} \operatorname{softmax}_{(j,k)}\big(\lambda\,\langle p_i, l^1_j, l^2_k
+    \rangle\big)\; B(u_j \otimes u_k)$$
 
-    with the unsigned scalar triple product <a, b, c> of eq. (scalar_triple), times `logit_scale`,
-    as logit and a learned B: H (x) H -> H per head. Heads are concatenated: the output has width
-    `num_heads * value_dim`. With `order=k` the keys are k-tuples (j_1..j_k), the logit is the
-    (k+1)-fold unsigned scalar product <p_i, l^1_{j_1}, ..., l^k_{j_k}> (Definition A.4) and the
-    value is B(u_{j_1} (x) ... (x) u_{j_k}) with B: H^(x)k -> H.
+    with the unsigned scalar triple product $\langle a, b, c \rangle$ of eq. (scalar_triple)
+    as logit, times $\lambda$ = `logit_scale`, and a learned $B: H \otimes H \to H$ per head.
+    Heads are concatenated: the output has width `num_heads * value_dim`. With `order=k` the keys
+    are k-tuples $(j_1, \ldots, j_k)$, the logit is the (k+1)-fold unsigned scalar product
+    $\langle p_i, l^1_{j_1}, \ldots, l^k_{j_k} \rangle$ (Definition A.4) and the value is
+    $B(u_{j_1} \otimes \cdots \otimes u_{j_k})$ with $B: H^{\otimes k} \to H$.
 
     Cost per head: the logits come from Gram entries (p.l: N x M, l.l: M x M, norms), so no
-    [N, M, M, d] tensor is formed; B(u_j (x) u_k) is computed once per key pair (O(M d^3 + M^2 d^2))
-    and the output is a matmul [N, M^2] x [M^2, d]. Time O(N M^2 d + M d^3), memory O(N M^2).
+    [N, M, M, d] tensor is formed; $B(u_j \otimes u_k)$ is computed once per key pair
+    ($O(M d^3 + M^2 d^2)$) and the output is a matmul [N, M^2] x [M^2, d]. Time
+    $O(N M^2 d + M d^3)$, memory $O(N M^2)$.
     Above a size threshold (`tile_size="auto"`) key tuples are processed in tiles over j_1 with an
     online softmax (as flash attention tiles keys): memory O(N M^(k-1)) instead of O(N M^k).
 
@@ -118,8 +121,11 @@ class SimplicialAttention(keras.layers.Layer):
             neither attention scores nor training-time dropout are requested.
         kernel_initializer: initializer of the projections and of B (default Glorot-uniform,
             applied per head to B).
-        bias_initializer, kernel_regularizer, bias_regularizer, kernel_constraint,
-        bias_constraint: as in `keras.layers.MultiHeadAttention` (the kernel ones also apply to B).
+        bias_initializer: as in `keras.layers.MultiHeadAttention`.
+        kernel_regularizer: as in `keras.layers.MultiHeadAttention`; also applies to B.
+        bias_regularizer: as in `keras.layers.MultiHeadAttention`.
+        kernel_constraint: as in `keras.layers.MultiHeadAttention`; also applies to B.
+        bias_constraint: as in `keras.layers.MultiHeadAttention`.
         seed: seed of the dropout.
 
     Call arguments:

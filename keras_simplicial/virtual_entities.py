@@ -17,8 +17,9 @@ class VirtualEntities(keras.layers.Layer):
 
     Args:
         num_entities: M, the number of virtual entities (the paper's agent: 2).
-        embeddings_initializer, embeddings_regularizer, embeddings_constraint: for the [M, D]
-            weights.
+        embeddings_initializer: initializer of the [M, D] weights.
+        embeddings_regularizer: regularizer of the [M, D] weights.
+        embeddings_constraint: constraint on the [M, D] weights.
 
     Call arguments:
         inputs: [B, N, D].

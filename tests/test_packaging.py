@@ -1,9 +1,11 @@
 """The package as users install it: a built wheel holds every module under its import name and
-imports on its own; checkpoints that name the modules of earlier versions still load."""
+imports on its own, with the one version and the licence; checkpoints that name the modules of
+earlier versions still load."""
 
 import importlib
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -35,7 +37,7 @@ def test_the_wheel_holds_every_module_and_imports_on_its_own(tmp_path):
     # Built from a copy of the sources: setuptools writes build/ and *.egg-info beside setup.py.
     source = tmp_path / "source"
     source.mkdir()
-    for name in ("setup.py", "README.md", "keras_simplicial_cli.py"):
+    for name in ("setup.py", "pyproject.toml", "README.md", "LICENSE", "keras_simplicial_cli.py"):
         shutil.copy(ROOT / name, source / name)
     for folder in FOLDERS:
         shutil.copytree(
@@ -60,7 +62,10 @@ def test_the_wheel_holds_every_module_and_imports_on_its_own(tmp_path):
         cwd=tmp_path,
     )
     (wheel,) = (tmp_path / "dist").glob("keras_simplicial-*.whl")
+    assert wheel.name.startswith(f"keras_simplicial-{package_version()}-")
     files = set(zipfile.ZipFile(wheel).namelist())
+    (license_file,) = [name for name in files if name.endswith("LICENSE")]
+    assert zipfile.ZipFile(wheel).read(license_file) == (ROOT / "LICENSE").read_bytes()
     in_wheel = {
         name[: -len(".py")].replace("/", ".").removesuffix(".__init__")
         for name in files
@@ -126,3 +131,39 @@ def test_checkpoints_naming_modules_of_earlier_versions_still_load():
     )
     assert b"keras_simplicial.agents.config" in data
     assert pickle.loads(data) is ResilientIMPALA
+
+
+def package_version():
+    """``__version__`` of keras_simplicial, read without importing it."""
+    text = (ROOT / "keras_simplicial" / "__init__.py").read_text(encoding="utf-8")
+    return re.search(r'^__version__ = "([^"]+)"$', text, flags=re.M).group(1)
+
+
+def test_the_version_is_defined_once():
+    import keras_simplicial
+
+    assert keras_simplicial.__version__ == package_version()
+    # setup.py reads it; no other file of the package's metadata writes a version.
+    setup = (ROOT / "setup.py").read_text(encoding="utf-8")
+    assert "version=version()" in setup and not re.search(r"version\s*=\s*[\"']", setup)
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert "[project]" not in pyproject and not re.search(r"^version\s*=", pyproject, flags=re.M)
+    metadata = subprocess.run(
+        [sys.executable, "setup.py", "--version"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert metadata.stdout.strip().splitlines()[-1] == package_version()
+
+
+def test_the_licence_is_the_apache_license_that_setup_py_declares():
+    setup = (ROOT / "setup.py").read_text(encoding="utf-8")
+    assert 'license="Apache-2.0"' in setup
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("                                 Apache License\n")
+    assert "Version 2.0, January 2004" in text and text.rstrip().endswith(
+        "limitations under the License."
+    )
+    assert "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION" in text

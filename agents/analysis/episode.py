@@ -80,7 +80,8 @@ def play_episode(
     """Plays one episode with `agent` (an `AttentionAgent`) and records it.
 
     Args:
-        env_id, env_config: the environment (usually the run's, from run.json).
+        env_id: the environment's id (usually the run's, from run.json).
+        env_config: the environment's arguments (usually the run's).
         seed: the episode's board and the sampling of actions.
         greedy: take the most likely action instead of sampling from the policy.
         max_steps: stop after this many steps (default: env_config's `max_steps`, else 500, since

@@ -135,7 +135,7 @@ def probe(run_dir, checkpoint, episodes, env_id, env_config):
 
 def attention_figures(checkpoint, out_dir, prefix):
     """Figures of the first won bridge episode (greedy) of `checkpoint`, named
-    `<prefix>_<figure>.png` (the README links them); (board seed, episode record, paths)."""
+    `<prefix>_<figure>.png` (docs/analysis.md links them); (board seed, episode record, paths)."""
     from keras_simplicial.agents.analysis.attention_figures import save_figures
     from keras_simplicial.agents.analysis.episode import play_episode
     from keras_simplicial.agents.training.checkpoints import load_attention_agent

@@ -435,7 +435,8 @@ def scale_section(found):
         "both agents passed in the paper: it says which agent learns the short bridge puzzles "
         "sooner and more reliably at this size, over these seeds; it can neither confirm nor "
         "refute that the simplicial agent's mean curve pulls ahead beyond the plateau, which "
-        "needs the longer bridge types and the paper's scale (the cluster command in the README).",
+        "needs the longer bridge types and the paper's scale (the cluster command in "
+        "docs/reproducing.md).",
         "",
         plateau,
         "",

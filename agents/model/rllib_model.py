@@ -1,6 +1,7 @@
-"""The Keras 3 agent models of `models.py` wrapped as RLlib `TFModelV2`s (old API stack).
+"""The Keras 3 agent models of `architecture.py` wrapped as RLlib `TFModelV2`s (old API stack).
 
-Three integration facts are handled here (design.md, section 2):
+Three facts of RLlib 2.60 with TensorFlow 2.21 and Keras 3, found when this wrapper was written,
+are handled here:
 
 1. RLlib's `try_import_tf` calls `tf.compat.v1.disable_v2_behavior()` in any worker process that
    imports RLlib before TensorFlow. Keras 3 needs v2 tensor shapes (it trips over v1 `Dimension`

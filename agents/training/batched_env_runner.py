@@ -3,8 +3,8 @@
 RLlib's `RolloutWorker` samples through `SyncSampler`: per step it walks every sub-environment in
 Python (observation preprocessing, one agent collector per episode, callbacks, action unbatching).
 On BoxWorld's small boards that bookkeeping, about 0.5 ms per board-step, costs more than the
-model and the environment together (docs/benchmarks.md, "Where a training iteration's time
-goes"). This runner keeps RLlib's worker (policy, weight sync, fault tolerance, metrics
+model and the environment together (docs/benchmarks.md, "Training throughput (IMPALA, both
+agents)"). This runner keeps RLlib's worker (policy, weight sync, fault tolerance, metrics
 plumbing) and replaces only `sample()`:
 
     for t in 0 .. T-1:                       T = rollout_fragment_length, B = boards

@@ -39,7 +39,8 @@ from keras_simplicial.agents.training.run_arguments import (
 )
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID, ENV_IDS
 
-# Table 1, plus what the original code set and the paper does not print (design.md, section 5).
+# Table 1, plus what the paper's original code set and the paper does not print: gradient clipping
+# at 40, a value-loss coefficient of 0.5 and V-trace's importance weights clipped at 1.0.
 # RLlib's tf2 RMSprop (tf.keras) updates x <- x - lr * g / sqrt(r + eps) with
 # r <- decay * r + (1 - decay) * g^2: the form of Appendix D, with eps = 0.1 inside the root.
 PAPER_IMPALA_HYPERPARAMETERS = {
@@ -151,8 +152,9 @@ class ResilientIMPALA(IMPALA):
 
 # `keras-simplicial train --preset easy` (what `make train` runs): BoxWorld reduced to its core,
 # one loose key and the Gem box (solution length 1, no distractors) on a 3 x 6 board, at most 30
-# steps (wandering counts as a loss): a uniformly random policy wins about 9% of episodes.
-# Tuned so both agents solve it on every seed (docs/benchmarks.md, "Learning the easy preset"):
+# steps (wandering counts as a loss; a uniformly random policy's win rate is measured beside every
+# sweep). Tuned so both agents solve it on every seed (docs/benchmarks.md, "Learning the easy
+# preset"; how: docs/history.md):
 # - 320-step batches of 10-step unrolls, each trained on twice (`num_epochs`): many updates per
 #   environment step on 2 cores;
 # - Table 1's RMSProp (eps 0.1 inside the root) at 5e-4: Adam at 1e-3 made the policy swing
@@ -200,12 +202,12 @@ PRESETS = {
 # entities instead of 40: the 5 x 7 observation after two 2x2 valid convolutions is 3 x 5), solution
 # length 1 instead of 1-3 (puzzle types (1,0,0) and (1,1,2), the type whose solving makes the
 # paper's 0.85 plateau; a bridge in half of the episodes as in the paper), at most 40 steps instead
-# of no limit (the oracle's shortest plans take 11 steps on average, at most 12): a uniformly random
-# policy wins about 2%. On 7 x 6 with solution lengths 1-2 (all seven types of length <= 2) the
-# relational agent stayed at the random policy's 0.02 for 700,000 steps (docs/benchmarks.md,
-# "Choosing bridge-small"). The easy preset's recipe, its learning rate annealed over a run's 3M
-# steps instead of 600,000 (`keras-simplicial reproduce` stretches the schedule to the run's
-# length when it is given another: `lr_schedule_over`).
+# of no limit (the report's set-up gives the oracle's shortest plans beside the limit, and a
+# uniformly random policy's win rate). On 7 x 6 with solution lengths 1-2 (all seven types of
+# length <= 2) the relational agent did not leave the random policy in 700,000 steps
+# (docs/history.md, "Choosing bridge-small"). The easy preset's recipe, its learning rate annealed
+# over a run's 3M steps instead of 600,000 (`keras-simplicial reproduce` stretches the schedule to
+# the run's length when it is given another: `lr_schedule_over`).
 PRESETS["bridge-small"] = {
     "env": "BridgeBoxWorld-v0",
     "env_config": {"rows": 5, "cols": 6, "max_solution_length": 1, "max_steps": 40},

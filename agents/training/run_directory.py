@@ -93,7 +93,7 @@ class RunDirectory:
         """Saves `algorithm` as `checkpoints/iter_NNNNNN` atomically; returns its path.
 
         The `keep` newest checkpoints stay, and so does the best one. Training can lose a solved
-        policy (docs/benchmarks.md), so the best checkpoint is not always the last.
+        policy (docs/history.md), so the best checkpoint is not always the last.
 
         Args:
             win_rate: the training win rate the saved weights earned (e.g. over the iterations

@@ -82,7 +82,7 @@ def test_the_console_script_is_the_light_module():
 
 
 def test_play_takes_its_arguments_and_tensorflow_stays_quiet():
-    # The README's command, with keys from stdin.
+    # The documented command (docs/environments.md), with keys from stdin.
     result = subprocess.run(
         [COMMAND, "play", "--env", "BridgeBoxWorld-v0", "--seed", "3"],
         input="l l j q",

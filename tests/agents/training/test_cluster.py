@@ -134,9 +134,9 @@ def test_train_with_address_places_env_runners_on_both_nodes(two_node_cluster, t
 
 @pytest.mark.slow
 def test_the_paper_scale_reproduction_command_runs_on_the_cluster(two_node_cluster, tmp_path):
-    """README's paper-scale command (`keras-simplicial reproduce --preset paper --address
-    ... --num-env-runners N`), at toy sizes: both agents train, its frames/s are measured in
-    the cluster layout, and the report is written."""
+    """The paper-scale command of docs/reproducing.md (`keras-simplicial reproduce --preset paper
+    --address ... --num-env-runners N`), at toy sizes: both agents train, its frames/s are
+    measured in the cluster layout, and the report is written."""
     root = Path(__file__).resolve().parents[3]
     out = tmp_path / "paper"
     command = [
