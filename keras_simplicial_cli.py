@@ -3,6 +3,7 @@
     keras-simplicial train --run IMPALA --env BridgeBoxWorld-v0 --agent simplicial --out runs/a
     keras-simplicial evaluate runs/a --episodes 1000
     keras-simplicial plot runs/a runs/b --out curves.png
+    keras-simplicial summary runs/a --every 1000000                     # why episodes end, per type
     keras-simplicial play --env BridgeBoxWorld-v0 --seed 3
     keras-simplicial visualize runs/a --seed 3 --step 18 --gif
     keras-simplicial explain runs/a --seed 3
@@ -229,7 +230,13 @@ def build_parser():
         choices=ENV_CHOICES,
         help="default: the environment the run trained on",
     )
-    evaluate.add_argument("--env-config", type=_json_object("--env-config"), default=None)
+    evaluate.add_argument(
+        "--env-config",
+        type=_json_object("--env-config"),
+        default=None,
+        help="JSON object of environment arguments, merged over the run's "
+        "(e.g. '{\"min_solution_length\": 2}')",
+    )
     evaluate.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--num-envs", type=_positive_int, default=32)
     evaluate.add_argument(
@@ -251,6 +258,19 @@ def build_parser():
         "--time-adjusted",
         action="store_true",
         help="rescale steps by measured frames/s (Appendix C)",
+    )
+
+    summary = commands.add_parser(
+        "summary",
+        help="a run's training per window of steps: win rate per puzzle type and why "
+        "episodes ended (Markdown table)",
+    )
+    summary.add_argument("run_dir", metavar="RUN_DIR")
+    summary.add_argument(
+        "--every",
+        type=_positive_int,
+        default=1_000_000,
+        help="window width in environment steps (default 1000000)",
     )
 
     visualize = commands.add_parser(
@@ -352,7 +372,8 @@ def build_parser():
         "--env-config",
         type=_json_object("--env-config"),
         default=None,
-        help="JSON object of environment arguments (default: the run's)",
+        help="JSON object of environment arguments, merged over the run's "
+        "(e.g. '{\"min_solution_length\": 2}')",
     )
     policy.add_argument("--out", default="policy_map.png", help="PNG, PDF or SVG path")
 
@@ -507,7 +528,8 @@ def _add_episode_arguments(parser):
         "--env-config",
         type=_json_object("--env-config"),
         default=None,
-        help="JSON object of environment arguments (default: the run's)",
+        help="JSON object of environment arguments, merged over the run's "
+        "(e.g. '{\"min_solution_length\": 2}')",
     )
 
 

@@ -9,12 +9,18 @@ from pathlib import Path
 
 
 def _load_agent(args):
-    """(agent, env id, env config) of the checkpoint of `args` (its run's env unless overridden)."""
-    from keras_simplicial.agents.training.checkpoints import load_attention_agent
+    """(agent, env id, env config) of the checkpoint of `args`: its run's env, with `--env-config`
+    merged over the run's env config."""
+    from keras_simplicial.agents.training.checkpoints import (
+        check_observation_shape,
+        environment_of,
+        load_attention_agent,
+    )
 
     agent, arguments = load_attention_agent(args.checkpoint)
-    env_config = arguments.env_config if args.env_config is None else args.env_config
-    return agent, arguments.env, env_config
+    env_id, env_config = environment_of(arguments, None, args.env_config)
+    check_observation_shape(agent.observation_shape, env_id, env_config)
+    return agent, env_id, env_config
 
 
 def _default_out(agent, env):
@@ -125,6 +131,16 @@ def command_plot(args):
         args.run_dirs, args.out, per_run_panels=args.per_run, time_adjusted=args.time_adjusted
     )
     print(f"Saved {args.out}")
+    return 0
+
+
+def command_summary(args):
+    from keras_simplicial.agents.analysis.training_table import (
+        format_training_table,
+        training_windows,
+    )
+
+    print(format_training_table(training_windows(args.run_dir, every=args.every)))
     return 0
 
 
@@ -313,6 +329,7 @@ COMMANDS = {
     "train": command_train,
     "evaluate": command_evaluate,
     "plot": command_plot,
+    "summary": command_summary,
     "play": command_play,
     "visualize": command_visualize,
     "explain": command_explain,

@@ -17,13 +17,15 @@ import numpy as np
 
 from keras_simplicial.agents.rollout import episode_outcomes
 from keras_simplicial.agents.training.checkpoints import (
+    check_observation_shape,
+    environment_of,
     load_policy,
     resolve_checkpoint,
     run_arguments_of,
     run_directory_of,
 )
 from keras_simplicial.agents.training.run_directory import atomic_write_text
-from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID, OUTCOMES, episode_step_limit
+from keras_simplicial.envs import OUTCOMES, episode_step_limit
 
 
 def wilson_interval(wins, total, z=1.96):
@@ -89,7 +91,9 @@ def evaluate_checkpoint(
 ):
     """Evaluates a checkpoint (or a run directory's latest one) and writes a JSON report.
 
-    The environment defaults to the one the run trained on (from its run.json). The report goes
+    The environment defaults to the one the run trained on (from its run.json); `env_config` is
+    merged over the run's env config (`environment_of`), and a board of another size than the
+    agent's is named in a ValueError. The report goes
     to `output`, or to the run's evaluation.json. `explore=False` takes the most probable action.
     `policy`: the checkpoint's policy if already loaded (`load_policy`), to evaluate it several
     ways without loading it again.
@@ -99,10 +103,8 @@ def evaluate_checkpoint(
     checkpoint = resolve_checkpoint(checkpoint)
     arguments = run_arguments_of(checkpoint)
     policy = policy or load_policy(checkpoint)
-    env_id = env_id or (arguments.env if arguments else BRIDGE_BOX_WORLD_ID)
-    if env_config is None:
-        env_config = arguments.env_config if arguments else {}
-    env_config = dict(env_config)
+    env_id, env_config = environment_of(arguments, env_id, env_config)
+    check_observation_shape(policy.observation_space.shape, env_id, env_config)
     limit = episode_step_limit(env_config, max_episode_steps)
     results = episode_outcomes(
         policy_logits(policy),

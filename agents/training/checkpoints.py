@@ -8,6 +8,7 @@ latest checkpoint is meant). Every checkpoint is verified before it is read
 (`checkpoint_integrity`): a damaged one is named in a `ValueError`, never half-loaded.
 """
 
+import json
 from pathlib import Path
 
 from keras_simplicial.agents.training.checkpoint_integrity import (
@@ -95,3 +96,31 @@ def load_attention_agent(checkpoint):
         env=BRIDGE_BOX_WORLD_ID, agent=model.kind
     )
     return AttentionAgent(model.base_model, model.kind, arguments.architecture), arguments
+
+
+def environment_of(arguments, env_id=None, env_config=None):
+    """(env id, env config) a checkpoint plays on: the run's own (`arguments`, a `RunArguments`
+    or None), with `env_config` (a command's `--env-config`) merged over the run's env config, so
+    that `{"min_solution_length": 2}` keeps the board the agent trained on. With another `env_id`
+    than the run's, `env_config` is taken as it is."""
+    run_env = arguments.env if arguments else BRIDGE_BOX_WORLD_ID
+    env_id = env_id or run_env
+    base = arguments.env_config if arguments and env_id == run_env else {}
+    return env_id, {**base, **dict(env_config or {})}
+
+
+def check_observation_shape(model_shape, env_id, env_config):
+    """Raises a ValueError naming the board sizes when the environment's observations are not the
+    shape the agent's model was built for (`model_shape`, (rows, cols + 1, 3))."""
+    import gymnasium
+
+    env = gymnasium.make(env_id, **dict(env_config))
+    shape = tuple(int(d) for d in env.observation_space.shape)
+    env.close()
+    model_shape = tuple(int(d) for d in model_shape)
+    if shape != model_shape:
+        raise ValueError(
+            f"--env/--env-config give a {shape[0]} x {shape[1] - 1} board, but the agent was "
+            f"trained on {model_shape[0]} x {model_shape[1] - 1} boards and its model takes only "
+            f"those (env config: {json.dumps(dict(env_config), sort_keys=True)})."
+        )

@@ -282,6 +282,25 @@ def test_evaluate_reports_win_rates_per_puzzle_type_with_intervals(checkpoints, 
     assert summary["overall"]["ended_by"]["out_of_steps"] == 0.25
 
 
+def test_env_config_is_merged_over_the_runs_and_a_board_of_another_size_is_named(
+    checkpoints, tmp_path, capsys
+):
+    output = tmp_path / "bridges.json"
+    args = ["evaluate", str(checkpoints["relational"]), "--episodes", "8", "--num-envs", "4"]
+    merged = ["--env-config", '{"bridge_probability": 1.0}', "--output", str(output)]
+    assert cli.main([*args, *merged]) == 0
+    report = json.loads(output.read_text())
+    assert report["env_config"] == {**EASY_ENV, "bridge_probability": 1.0}
+    assert set(report["per_puzzle_type"]) == {"(1, 1, 2)"}  # the run's length 1, all bridged
+    capsys.readouterr()
+
+    for command in (args, ["policy-map", str(checkpoints["simplicial"])]):
+        assert cli.main([*command, "--env-config", '{"cols": 6}']) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1
+        assert "give a 7 x 6 board, but the agent was trained on 7 x 9 boards" in error
+
+
 def test_a_relative_run_directory_resolves_to_an_absolute_checkpoint(checkpoints, monkeypatch):
     from keras_simplicial.agents.training.checkpoints import load_policy, resolve_checkpoint
 
