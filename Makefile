@@ -44,9 +44,10 @@ test-all: $(STAMP)
 
 # The documentation site (mkdocs.yml: the pages in docs/, the API reference from the docstrings,
 # the command-line reference from the argument parser) into site/; open site/index.html. Strict:
-# a broken link, reference or docstring fails the build.
+# a broken link, reference or docstring fails the build (no --quiet: it drops the warnings that
+# --strict counts). NO_MKDOCS_2_WARNING silences the theme's banner about its successor.
 docs: $(STAMP)
-	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 train: $(STAMP)
 	$(CLI) train --run IMPALA --preset easy --agent $(AGENT) --stop-seconds $(STOP_SECONDS) \
@@ -62,8 +63,8 @@ bench: $(STAMP)
 # Both agents x 5 seeds on the `easy` preset, as docs/benchmarks.md records them: curves (mean, std,
 # one line per seed) and greedy and sampled evaluations (1,000 episodes) of the best checkpoint
 # within 300,000 and 500,000 steps and of every best and final checkpoint, in
-# benchmarks/runs/learning-easy/. About 2 hours on 2 cores. Resumable: run it again to continue
-# where it stopped.
+# benchmarks/runs/learning-easy/. Hours on 2 cores; resumable: run it again to continue where it
+# stopped.
 bench-learning: $(STAMP)
 	$(CLI) sweep --preset easy --agents relational simplicial --seeds 1 2 3 4 5 \
 		--stop-timesteps $(LEARNING_TIMESTEPS) --budget $(LEARNING_BUDGETS) \
@@ -85,7 +86,7 @@ reproduce-small: $(STAMP)
 		--stop-timesteps $(REPRODUCE_TIMESTEPS) $(REPRODUCE_FLAGS)
 
 # Every file of a run damaged in every way, and every command that reads it (docs/benchmarks.md,
-# "Reliability"): about 12 minutes; the counts go to benchmarks/results/fault-injection.json.
+# "Reliability", with how long it takes); the counts go to benchmarks/results/fault-injection.json.
 fault-injection: $(STAMP)
 	FAULT_INJECTION_REPORT=benchmarks/results/fault-injection.json \
 		$(PY) -m pytest -m slow tests/agents/training/test_fault_injection.py

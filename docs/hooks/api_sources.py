@@ -11,11 +11,16 @@ the subpackages there.
 import shutil
 from pathlib import Path
 
+from mkdocs.plugins import event_priority
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "build" / "api-sources"
 SUBPACKAGES = {"envs": "envs", "agents": "agents"}  # name under keras_simplicial -> folder
 
 
+# Before mkdocstrings' own on_config, which keeps only the `paths` that exist (a fresh clone has
+# no build/ yet).
+@event_priority(100)
 def on_config(config):
     shutil.rmtree(SOURCES, ignore_errors=True)
     sources_only = shutil.ignore_patterns("__pycache__", "*.pyc")
