@@ -1,10 +1,12 @@
 """BoxWorld and bridge BoxWorld (Section 4 of the paper) as gymnasium environments.
 
 Importing this package registers ``BridgeBoxWorld-v0`` (``mode="bridge"``) and ``BoxWorld-v0``
-(``mode="standard"``), each with a native vector entry point::
+(``mode="standard"``), each with a native vector entry point:
 
     import gymnasium as gym
-    import keras_simplicial.envs
+
+    import keras_simplicial.envs  # registers the ids
+
     env = gym.make("BridgeBoxWorld-v0")
     vec = gym.make_vec("BridgeBoxWorld-v0", num_envs=64, vectorization_mode="vector_entry_point")
 
