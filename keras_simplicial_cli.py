@@ -262,8 +262,8 @@ def build_parser():
 
     summary = commands.add_parser(
         "summary",
-        help="a run's training per window of steps: win rate per puzzle type and why "
-        "episodes ended (Markdown table)",
+        help="a run's training per window of steps (win rate per puzzle type, why episodes "
+        "ended) and its saved evaluations, as Markdown tables",
     )
     summary.add_argument("run_dir", metavar="RUN_DIR")
     summary.add_argument(

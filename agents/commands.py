@@ -136,11 +136,17 @@ def command_plot(args):
 
 def command_summary(args):
     from keras_simplicial.agents.analysis.training_table import (
+        format_evaluation_table,
         format_training_table,
+        run_evaluations,
         training_windows,
     )
 
     print(format_training_table(training_windows(args.run_dir, every=args.every)))
+    evaluations = run_evaluations(args.run_dir)
+    if evaluations:
+        print()
+        print(format_evaluation_table(evaluations))
     return 0
 
 

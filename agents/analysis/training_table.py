@@ -116,3 +116,47 @@ def format_training_table(windows):
         )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def run_evaluations(run_dir):
+    """{name: report} of the evaluation reports saved in the run directory
+    (`evaluation_<name>.json`, e.g. `best_greedy`, as `evaluate --output` and the sweeps write
+    them), sorted by name."""
+    import json
+    from pathlib import Path
+
+    reports = {}
+    for path in sorted(Path(run_dir).glob("evaluation_*.json")):
+        report = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(report, dict) and "per_puzzle_type" in report and "overall" in report:
+            reports[path.stem[len("evaluation_") :]] = report
+    return reports
+
+
+def format_evaluation_table(reports):
+    """`reports` ({name: evaluation report}) as a Markdown table: per report its checkpoint,
+    episodes, the win rate overall and per puzzle type, and the share of all episodes that
+    ended by opening the bridge and by running out of steps."""
+    types = sorted({t for r in reports.values() for t in r["per_puzzle_type"]})
+    header = [
+        "evaluation",
+        "checkpoint",
+        "episodes",
+        "overall",
+        *types,
+        "ended: bridge / out of steps",
+    ]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, report in reports.items():
+        per_type = report["per_puzzle_type"]
+        ended = report["overall"].get("ended_by") or {}
+        cells = [
+            name,
+            str(report.get("checkpoint", "")).rstrip("/").rpartition("/")[2],
+            str(report["overall"]["episodes"]),
+            _cell(report["overall"]["win_rate"], 3),
+            *[_cell(per_type[t]["win_rate"], 3) if t in per_type else "-" for t in types],
+            f"{_cell(ended.get('opened_bridge'), 3)} / {_cell(ended.get('out_of_steps'), 3)}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -48,3 +48,34 @@ def test_summary_command_prints_the_table_and_names_bad_input(tmp_path, capsys):
     assert out.startswith("| steps (M) | win rate |") and "| 0.002-0.003 | 0.900 |" in out
     assert cli.main(["summary", str(tmp_path / "none")]) == 2
     assert "run.json is missing" in capsys.readouterr().err
+
+
+def test_saved_evaluations_are_tabled_per_puzzle_type(tmp_path, capsys):
+    import json
+
+    from keras_simplicial.agents.analysis.training_table import (
+        format_evaluation_table,
+        run_evaluations,
+    )
+
+    run = _run(tmp_path / "run")
+
+    def entry(rate, bridge, loops):
+        ended = {"won": rate, "opened_bridge": bridge, "out_of_steps": loops}
+        return {"episodes": 10, "win_rate": rate, "ended_by": ended}
+
+    report = {
+        "checkpoint": str(run / "checkpoints" / "iter_000004"),
+        "overall": entry(0.5, 0.25, 0.25),
+        "per_puzzle_type": {"(1, 0, 0)": entry(1.0, 0.0, 0.0), "(2, 1, 3)": entry(0.0, 0.5, 0.5)},
+    }
+    (run / "evaluation_best_greedy.json").write_text(json.dumps(report))
+    (run / "evaluation.json").write_text("{}")  # not an evaluation_<name>.json: left out
+    reports = run_evaluations(run)
+    assert list(reports) == ["best_greedy"]
+    header, _, row = format_evaluation_table(reports).splitlines()
+    assert "| (1, 0, 0) | (2, 1, 3) |" in header
+    assert row == "| best_greedy | iter_000004 | 10 | 0.500 | 1.000 | 0.000 | 0.250 / 0.250 |"
+
+    assert cli.main(["summary", str(run)]) == 0
+    assert "| best_greedy | iter_000004 |" in capsys.readouterr().out
