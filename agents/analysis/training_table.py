@@ -13,6 +13,8 @@ bridge is not learnt; one lost by running out of steps is a policy that loops.
 """
 
 import dataclasses
+import json
+from pathlib import Path
 
 import numpy as np
 
@@ -91,6 +93,11 @@ def training_windows(run_dir, every=1_000_000):
     return windows
 
 
+def _markdown_table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in rows])
+
+
 def _cell(value, digits=2):
     if value is None or value != value:
         return "-"
@@ -106,25 +113,20 @@ def format_training_table(windows):
         + [f"ended: {o.replace('_', ' ')}" for o in OUTCOMES]
         + ["bridge opened", "episode length", "policy entropy"]
     )
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for w in windows:
-        cells = (
-            [f"{w.start / 1e6:g}-{w.end / 1e6:g}", _cell(w.win_rate, 3)]
-            + [_cell(w.per_type.get(t)) for t in types]
-            + [_cell(w.ended.get(o)) for o in OUTCOMES]
-            + [_cell(w.bridge_opened), _cell(w.episode_length, 0), _cell(w.entropy)]
-        )
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    rows = [
+        [f"{w.start / 1e6:g}-{w.end / 1e6:g}", _cell(w.win_rate, 3)]
+        + [_cell(w.per_type.get(t)) for t in types]
+        + [_cell(w.ended.get(o)) for o in OUTCOMES]
+        + [_cell(w.bridge_opened), _cell(w.episode_length, 0), _cell(w.entropy)]
+        for w in windows
+    ]
+    return _markdown_table(header, rows)
 
 
 def run_evaluations(run_dir):
     """{name: report} of the evaluation reports saved in the run directory
     (`evaluation_<name>.json`, e.g. `best_greedy`, as `evaluate --output` and the sweeps write
     them), sorted by name."""
-    import json
-    from pathlib import Path
-
     reports = {}
     for path in sorted(Path(run_dir).glob("evaluation_*.json")):
         report = json.loads(path.read_text(encoding="utf-8"))
@@ -146,17 +148,18 @@ def format_evaluation_table(reports):
         *types,
         "ended: bridge / out of steps",
     ]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rows = []
     for name, report in reports.items():
         per_type = report["per_puzzle_type"]
         ended = report["overall"].get("ended_by") or {}
-        cells = [
-            name,
-            str(report.get("checkpoint", "")).rstrip("/").rpartition("/")[2],
-            str(report["overall"]["episodes"]),
-            _cell(report["overall"]["win_rate"], 3),
-            *[_cell(per_type[t]["win_rate"], 3) if t in per_type else "-" for t in types],
-            f"{_cell(ended.get('opened_bridge'), 3)} / {_cell(ended.get('out_of_steps'), 3)}",
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append(
+            [
+                name,
+                Path(str(report.get("checkpoint", ""))).name,
+                str(report["overall"]["episodes"]),
+                _cell(report["overall"]["win_rate"], 3),
+                *[_cell(per_type[t]["win_rate"], 3) if t in per_type else "-" for t in types],
+                f"{_cell(ended.get('opened_bridge'), 3)} / {_cell(ended.get('out_of_steps'), 3)}",
+            ]
+        )
+    return _markdown_table(header, rows)
