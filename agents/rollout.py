@@ -20,15 +20,22 @@ benchmarks all play through `play_episodes`, which settles once:
   is ended there as the step limit would have ended it (truncated, `core.steps` = the limit, why:
   `OUT_OF_STEPS`, or `OPENED_WRONG_BOX` where the Gem was lost), without playing the loop out: a
   greedy check of an untrained agent on an uncapped board costs a few dozen steps, not hundreds.
+  What it was repeating is recorded (`Step.loops`, one of `LOOPS`): a move the board does not
+  allow (one of the env's `OBSTACLES`, e.g. the Gem box's locks with one of its two keys held:
+  the observation repeats at once) or a cycle of moves.
 """
 
 import dataclasses
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import numpy as np
 from gymnasium.utils import seeding
 
-from keras_simplicial.envs import episode_step_limit, make_vector_env
+from keras_simplicial.envs import OBSTACLES, episode_step_limit, make_vector_env
+
+#: What a greedy episode ended at a repeated observation was repeating: a move against one of the
+#: env's `OBSTACLES` (the board did not change), or a cycle of moves ("cycle").
+LOOPS = OBSTACLES + ("cycle",)
 
 
 @dataclasses.dataclass
@@ -51,6 +58,7 @@ class Step:
     rewards: np.ndarray  # [b]
     terminated: np.ndarray  # [b]
     truncated: np.ndarray  # [b]
+    loops: np.ndarray = None  # [b] object: one of `LOOPS` where `end_cycles` ended the episode
 
     @property
     def ended(self):
@@ -133,8 +141,12 @@ def play_episodes(
         actions, probabilities = choose_actions(logits[boards], greedy, rng)
         all_actions[boards] = actions
         rewards, terminated, truncated, _ = core.step(all_actions, autoreset=False)
+        loops = np.full(num_boards, None, object)
         if end_cycles:
             cycling = _repeated_observations(core, boards[~(terminated | truncated)[boards]], seen)
+            for board in cycling:
+                stood_still = np.array_equal(core.obs[board], observations[board])
+                loops[board] = core.obstacle(board, all_actions[board]) if stood_still else "cycle"
             core.truncate(cycling)
             core.steps[cycling] = limit
             truncated[cycling] = True
@@ -150,6 +162,7 @@ def play_episodes(
             rewards[boards],
             terminated[boards],
             truncated[boards],
+            loops[boards],
         )
         first[boards] = False
         yield step
@@ -174,13 +187,15 @@ def _repeated_observations(core, boards, seen):
 
 
 class EpisodeOutcome(NamedTuple):
-    """How one episode went: its puzzle type (a, b, c), whether it was won, its length in steps
-    and why it ended (one of `OUTCOMES`: won, opened_bridge, opened_wrong_box, out_of_steps)."""
+    """How one episode went: its puzzle type (a, b, c), whether it was won, its length in steps,
+    why it ended (one of `OUTCOMES`: won, opened_bridge, opened_wrong_box, out_of_steps) and, for
+    a greedy episode ended at a repeated observation, what it was repeating (one of `LOOPS`)."""
 
     puzzle_type: tuple
     won: bool
     length: int
     ended_by: str
+    loop: Optional[str] = None
 
 
 def episode_outcomes(
@@ -204,13 +219,14 @@ def episode_outcomes(
         end_cycles=greedy,
     ):
         core = step.core
-        for board in step.boards[step.ended]:
+        for board, loop in zip(step.boards[step.ended], step.loops[step.ended]):
             results.append(
                 EpisodeOutcome(
                     tuple(int(v) for v in core.puzzle_type[board]),
                     bool(core.is_success[board]),
                     int(core.steps[board]),
                     core.outcome(board),
+                    loop,
                 )
             )
     return results

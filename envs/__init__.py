@@ -19,7 +19,7 @@ from typing import Optional
 import gymnasium as gym
 
 from .config import EPISODE_STEP_LIMIT, BoxWorldConfig, episode_step_limit
-from .core import OUTCOMES, BoxWorldCore
+from .core import OBSTACLES, OUTCOMES, BoxWorldCore
 from .logic import (
     GEM,
     Box,
@@ -73,6 +73,7 @@ __all__ = [
     "ENV_IDS",
     "EPISODE_STEP_LIMIT",
     "GEM",
+    "OBSTACLES",
     "OUTCOMES",
     "PALETTE",
     "Box",

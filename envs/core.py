@@ -41,6 +41,12 @@ OUTCOMES = ("won", "opened_bridge", "opened_wrong_box", "out_of_steps")
 WON, OPENED_BRIDGE, OPENED_WRONG_BOX, OUT_OF_STEPS = range(len(OUTCOMES))
 NOT_ENDED = -1
 
+#: What stops a move (``BoxWorldCore.obstacle``): the edge of the board; a box's key tile (a wall);
+#: the lock of a wrong box (the bridge, or a distractor) whose colour is not held; another lock
+#: whose colour is not held (a box on a solution path, or the Gem box with none of its colours
+#: held); the Gem box with one of its two lock colours held (X1 ⊗ X2 ⊸ Gem with X1 alone).
+OBSTACLES = ("edge", "key_tile", "closed_wrong_box", "closed_lock", "gem_box_one_key")
+
 
 class BoxWorldCore:
     """State and dynamics of ``num_boards`` boards of one `BoxWorldConfig`.
@@ -316,6 +322,28 @@ class BoxWorldCore:
     def player_position(self, index: int) -> tuple:
         """``(row, col)`` of the player on board ``index``."""
         return tuple(int(v) for v in divmod(int(self.pos[index]), self.config.cols))
+
+    def obstacle(self, index: int, action: int) -> Optional[str]:
+        """What stops the player of board ``index`` moving with ``action`` (one of
+        ``OBSTACLES``), or ``None`` where the move goes through (floor, a loose key, a lock that
+        opens)."""
+        position = int(self.pos[index])
+        target = int(self._destination[position * 4 + int(action)])
+        if target == position:
+            return "edge"
+        role = int(self.cell_role[index, target])
+        if role in (FLOOR, LOOSE_KEY):
+            return None
+        if role == KEY_TILE:
+            return "key_tile"
+        slot = int(self.cell_obj[index, target])
+        locks = [int(c) for c in (self.lock[index, slot], self.lock2[index, slot]) if c >= 0]
+        held = sum(int(self.held[index, colour] > 0) for colour in locks)
+        if held == len(locks):
+            return None
+        if len(locks) == 2 and held == 1:
+            return "gem_box_one_key"
+        return "closed_wrong_box" if self.fatal[index, slot] else "closed_lock"
 
     def outcome(self, index: int) -> Optional[str]:
         """Why board ``index``'s episode ended (one of ``OUTCOMES``), or ``None`` while it plays."""

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from keras_simplicial.agents.rollout import episode_outcomes
+from keras_simplicial.agents.rollout import LOOPS, episode_outcomes
 from keras_simplicial.agents.training.checkpoints import (
     check_observation_shape,
     environment_of,
@@ -44,15 +44,21 @@ def policy_logits(policy):
     return lambda observations: policy.model.logits_and_values(observations)[0].numpy()
 
 
-def summarise(results):
+def summarise(results, loops=False):
     """Win rate overall and per puzzle type, each with a 95% Wilson interval and the fraction of
-    episodes that ended each way (`ended_by`, over `OUTCOMES`), from `EpisodeOutcome`s."""
+    episodes that ended each way (`ended_by`, over `OUTCOMES`), from `EpisodeOutcome`s.
+
+    `loops=True` (greedy play) adds the fraction of episodes ended at a repeated observation, by
+    what they were repeating (`loops`, over `rollout.LOOPS`; e.g. `gem_box_one_key`: pushing the
+    Gem box holding one of its two keys). Those episodes are also in `ended_by`, as out of steps
+    (or a wrong box where the Gem was already lost).
+    """
 
     def entry(outcomes):
         wins, total = sum(outcome.won for outcome in outcomes), len(outcomes)
         low, high = wilson_interval(wins, total)
         ended_by = [outcome.ended_by for outcome in outcomes]
-        return {
+        result = {
             "episodes": total,
             "wins": wins,
             "win_rate": wins / total if total else 0.0,
@@ -61,6 +67,12 @@ def summarise(results):
                 name: round(ended_by.count(name) / total, 4) if total else 0.0 for name in OUTCOMES
             },
         }
+        if loops:
+            looped = [outcome.loop for outcome in outcomes]
+            result["loops"] = {
+                name: round(looped.count(name) / total, 4) if total else 0.0 for name in LOOPS
+            }
+        return result
 
     by_type = {}
     for outcome in results:
@@ -96,7 +108,8 @@ def evaluate_checkpoint(
     agent's is named in a ValueError. The report goes
     to `output`, or to the run's evaluation.json. `explore=False` takes the most probable action.
     `policy`: the checkpoint's policy if already loaded (`load_policy`), to evaluate it several
-    ways without loading it again.
+    ways without loading it again. A greedy report also says what the episodes that looped were
+    repeating (`summarise(loops=True)`).
     """
     if int(episodes) < 1:
         raise ValueError(f"episodes must be a positive integer, got {episodes!r}.")
@@ -124,7 +137,7 @@ def evaluate_checkpoint(
         "seed": seed,
         "explore": explore,
         "max_episode_steps": limit,
-        **summarise(results),
+        **summarise(results, loops=not explore),
     }
     run = run_directory_of(checkpoint)
     if output is None and run is not None:
@@ -142,13 +155,33 @@ LOSS_COLUMNS = {
     "out_of_steps": "no time",
 }
 
+# Column titles of a greedy report's loops in `format_report`: the Gem box pushed with one of its
+# two keys, a wrong box (the bridge) pushed without its key, every other move the board does not
+# allow, and cycles of moves.
+LOOP_COLUMNS = {
+    "gem_box_one_key": "Gem 1 key",
+    "closed_wrong_box": "wrong box",
+    "blocked": "blocked",
+    "cycle": "cycle",
+}
+
+
+def loop_shares(loops):
+    """A report entry's `loops` ({kind: share}) folded into `LOOP_COLUMNS`' four."""
+    named = {kind: loops.get(kind, 0.0) for kind in LOOP_COLUMNS if kind != "blocked"}
+    blocked = round(max(0.0, sum(loops.values()) - sum(named.values())), 4)
+    return {kind: named.get(kind, blocked) for kind in LOOP_COLUMNS}
+
 
 def format_report(report):
     """A small table: puzzle type, episodes, win rate, its 95% interval and the fraction of
-    episodes lost each way (reports written before `ended_by` existed leave those out)."""
+    episodes lost each way (reports written before `ended_by` existed leave those out); a greedy
+    report adds what its looping episodes repeated (`LOOP_COLUMNS`)."""
+    with_loops = "loops" in report["overall"]
     lines = [
         f"{'puzzle type':<14}{'episodes':>9}{'win rate':>10}   {'95% interval':<16}"
         + "".join(f"{title:>11}" for title in LOSS_COLUMNS.values())
+        + ("   loops:" + "".join(f"{t:>11}" for t in LOOP_COLUMNS.values()) if with_loops else "")
     ]
     rows = list(report["per_puzzle_type"].items()) + [("overall", report["overall"])]
     for name, entry in rows:
@@ -160,6 +193,12 @@ def format_report(report):
             + "".join(
                 f"{ended_by[outcome]:>11.3f}" if outcome in ended_by else f"{'':>11}"
                 for outcome in LOSS_COLUMNS
+            )
+            + (
+                "         "
+                + "".join(f"{share:>11.3f}" for share in loop_shares(entry["loops"]).values())
+                if with_loops
+                else ""
             )
         )
     return "\n".join(lines)

@@ -21,7 +21,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_simplicial.agents.analysis.evaluation import summarise
+from keras_simplicial.agents.analysis.evaluation import LOOP_COLUMNS, loop_shares, summarise
 from keras_simplicial.agents.rollout import episode_outcomes
 from keras_simplicial.envs import BoxWorldEnv, episode_step_limit
 from keras_simplicial.envs.oracle import plan_actions
@@ -61,7 +61,7 @@ class ImitationResult:
     epochs: int
     train_accuracy: float
     held_out_accuracy: float
-    games: dict  # `summarise` of the greedy games: overall and per puzzle type, with ended_by
+    games: dict  # `summarise` of the greedy games: per puzzle type, with ended_by and loops
 
     def format(self):
         lines = [
@@ -70,14 +70,17 @@ class ImitationResult:
             f"label accuracy: training {self.train_accuracy:.3f}, held-out boards "
             f"{self.held_out_accuracy:.3f}",
             f"greedy games ({self.games['overall']['episodes']} fresh boards):",
-            f"{'puzzle type':<14}{'win rate':>9}{'bridge':>9}{'no time':>9}",
+            f"{'puzzle type':<14}{'win rate':>9}{'bridge':>9}{'no time':>9}   loops:"
+            + "".join(f"{title:>11}" for title in LOOP_COLUMNS.values()),
         ]
         rows = list(self.games["per_puzzle_type"].items()) + [("overall", self.games["overall"])]
         for name, entry in rows:
             ended = entry["ended_by"]
+            loops = loop_shares(entry.get("loops") or {})
             lines.append(
                 f"{name:<14}{entry['win_rate']:>9.3f}{ended['opened_bridge']:>9.3f}"
-                f"{ended['out_of_steps']:>9.3f}"
+                f"{ended['out_of_steps']:>9.3f}         "
+                + "".join(f"{share:>11.3f}" for share in loops.values())
             )
         return "\n".join(lines)
 
@@ -179,5 +182,5 @@ def imitation_check(
         epochs=int(epochs),
         train_accuracy=accuracy(observations, actions),
         held_out_accuracy=accuracy(held_observations, held_actions),
-        games=summarise(outcomes),
+        games=summarise(outcomes, loops=True),
     )

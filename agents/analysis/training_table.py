@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from keras_simplicial.agents.analysis.evaluation import loop_shares
 from keras_simplicial.agents.training.curve import TrainingCurve
 from keras_simplicial.agents.training.metrics import parse_puzzle_type_key
 from keras_simplicial.envs import OUTCOMES
@@ -138,7 +139,8 @@ def run_evaluations(run_dir):
 def format_evaluation_table(reports):
     """`reports` ({name: evaluation report}) as a Markdown table: per report its checkpoint,
     episodes, the win rate overall and per puzzle type, and the share of all episodes that
-    ended by opening the bridge and by running out of steps."""
+    ended by opening the bridge and by running out of steps; where a report is greedy, what its
+    looping episodes repeated (`evaluation.LOOP_COLUMNS`)."""
     types = sorted({t for r in reports.values() for t in r["per_puzzle_type"]})
     header = [
         "evaluation",
@@ -148,6 +150,9 @@ def format_evaluation_table(reports):
         *types,
         "ended: bridge / out of steps",
     ]
+    with_loops = any("loops" in report["overall"] for report in reports.values())
+    if with_loops:
+        header.append("greedy loops: Gem box with 1 key / wrong box / blocked / cycle")
     rows = []
     for name, report in reports.items():
         per_type = report["per_puzzle_type"]
@@ -162,4 +167,11 @@ def format_evaluation_table(reports):
                 f"{_cell(ended.get('opened_bridge'), 3)} / {_cell(ended.get('out_of_steps'), 3)}",
             ]
         )
+        if with_loops:
+            loops = report["overall"].get("loops")
+            rows[-1].append(
+                " / ".join(_cell(share, 3) for share in loop_shares(loops).values())
+                if loops
+                else "-"
+            )
     return _markdown_table(header, rows)

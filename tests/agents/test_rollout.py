@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import keras_simplicial.envs  # noqa: F401  (registers the ids)
-from keras_simplicial.agents.rollout import choose_actions, play_episodes
+from keras_simplicial.agents.rollout import choose_actions, episode_outcomes, play_episodes
+from keras_simplicial.envs.oracle import path_to, plan_actions
 
 EASY = {"rows": 3, "cols": 6, "max_solution_length": 1, "max_distractors": 0, "max_steps": 30}
 
@@ -135,3 +136,62 @@ def test_greedy_episodes_that_cycle_end_as_the_step_limit_would_end_them():
     assert steps_cut < steps_played_out / 2
     with pytest.raises(ValueError, match="end_cycles=True needs greedy=True"):
         next(play_episodes(uniform, "BoxWorld-v0", EASY, episodes=1, end_cycles=True))
+
+
+MEDIUM = {"rows": 7, "cols": 6, "min_solution_length": 1, "max_solution_length": 2}
+
+
+def scripted(actions):
+    """A greedy policy that plays `actions`, then repeats the last one (one board)."""
+    played = []
+
+    def policy(observations):
+        action = actions[min(len(played), len(actions) - 1)]
+        played.append(action)
+        return np.eye(4)[[action]] * 10.0
+
+    return policy
+
+
+def one_gem_key_then_the_gem_box(seed):
+    """Actions of the shortest plan of board `seed` up to the first of the Gem's two keys, then
+    the walk to the Gem box: its lock stops the player."""
+    env = gym.make("BridgeBoxWorld-v0", **MEDIUM).unwrapped
+    env.reset(seed=seed)
+    core = env.core
+    gem_box = int(np.flatnonzero(core.lock2[0] >= 0)[0])
+    gem_keys = {int(core.lock[0, gem_box]), int(core.lock2[0, gem_box])}
+    actions = []
+    for action in plan_actions(env):
+        if gem_keys & set(core.inventory[0].tolist()):
+            break
+        actions.append(action)
+        env.step(action)
+    return actions + path_to(core, 0, gem_box)
+
+
+def test_greedy_loops_are_named_by_what_they_repeat():
+    def loop_of(actions, seed=0):
+        steps = list(
+            play_episodes(
+                scripted(actions),
+                "BridgeBoxWorld-v0",
+                MEDIUM,
+                episodes=1,
+                num_envs=1,
+                seed=seed,
+                greedy=True,
+                end_cycles=True,
+            )
+        )
+        assert all(loop is None for step in steps[:-1] for loop in step.loops)
+        return steps[-1].loops[0], steps[-1].truncated[0]
+
+    assert loop_of([1]) == ("edge", True)  # up from the top row
+    assert loop_of([3, 1]) == ("cycle", True)  # down and up again
+    for seed in range(3):
+        assert loop_of(one_gem_key_then_the_gem_box(seed), seed) == ("gem_box_one_key", True)
+    outcomes = episode_outcomes(scripted([1]), "BridgeBoxWorld-v0", MEDIUM, 1, greedy=True)
+    assert outcomes[0].loop == "edge" and outcomes[0].ended_by == "out_of_steps"
+    sampled = episode_outcomes(uniform, "BridgeBoxWorld-v0", {**MEDIUM, "max_steps": 20}, 2)
+    assert [outcome.loop for outcome in sampled] == [None, None]

@@ -214,3 +214,50 @@ def test_invalid_actions_raise(bad):
     env.reset(seed=0)
     with pytest.raises(ValueError, match="action"):
         env.step(bad)
+
+
+def test_obstacle_names_what_stops_a_move(hand_made, step_core):
+    core = hand_made(
+        [
+            ((), 3, (1, 1), False),  # loose key |- C3
+            ((3,), 5, (1, 4), False),  # box C3 |- C5, lock at (1, 5)
+            ((), 7, (5, 1), False),  # loose key |- C7
+            ((7, 5), "gem", (3, 4), False),  # C7 (x) C5 |- G, locks at (3, 5) and (4, 5)
+        ]
+    )
+    assert core.obstacle(0, LEFT) == "edge" and core.obstacle(0, RIGHT) is None
+    step_core(core, RIGHT)  # (0, 1): the loose key C3 below goes through (picked up)
+    assert core.obstacle(0, DOWN) is None
+    step_core(core, RIGHT, RIGHT, RIGHT)  # (0, 4), above the box's key tile
+    assert core.obstacle(0, DOWN) == "key_tile"
+    step_core(core, RIGHT)  # (0, 5), above the lock C3: nothing held yet
+    assert core.held_keys(0) == () and core.obstacle(0, DOWN) == "closed_lock"
+    step_core(core, LEFT, LEFT, LEFT, LEFT, DOWN)  # pick up C3 at (1, 1)
+    for action in path_to(core, 0, 1):  # open C3 |- C5: the lock goes through
+        assert core.obstacle(0, action) is None
+        step_core(core, action)
+    assert core.held_keys(0) == (5,) and core.player_position(0) == (1, 5)
+    step_core(core, DOWN)  # (2, 5), above the Gem's lock (3, 5) holding C5 of C7 (x) C5
+    assert core.obstacle(0, DOWN) == "gem_box_one_key"
+    assert step_core(core, DOWN) == [(0.0, False)] and core.player_position(0) == (2, 5)
+    for action in path_to(core, 0, 2):  # fetch C7
+        step_core(core, action)
+    walk = path_to(core, 0, 3)
+    step_core(core, *walk[:-1])
+    assert core.obstacle(0, walk[-1]) is None  # both keys held: the Gem box opens
+
+
+def test_obstacle_of_the_gem_box_with_neither_key_and_of_the_bridge(hand_made, step_core):
+    core = hand_made(
+        [
+            ((), 3, (5, 1), False),  # loose key |- C3
+            ((7, 5), "gem", (0, 1), False),  # C7 (x) C5 |- G
+            ((9,), 5, (3, 3), True),  # the bridge C9 |- C5, lock at (3, 4)
+        ]
+    )
+    assert core.obstacle(0, RIGHT) == "key_tile"  # the Gem's white tile (0, 1)
+    step_core(core, DOWN, DOWN, RIGHT, RIGHT, RIGHT, UP, UP)  # round the box to (0, 3)
+    assert core.player_position(0) == (0, 3)
+    assert core.obstacle(0, LEFT) == "closed_lock"  # its lock (0, 2), no key held
+    step_core(core, RIGHT, DOWN, DOWN)  # (2, 4), above the bridge's lock
+    assert core.obstacle(0, DOWN) == "closed_wrong_box"

@@ -280,6 +280,34 @@ def test_evaluate_reports_win_rates_per_puzzle_type_with_intervals(checkpoints, 
         "out_of_steps": 0.0,
     }
     assert summary["overall"]["ended_by"]["out_of_steps"] == 0.25
+    assert "loops" not in summary["overall"]  # sampled play: no loops to name
+
+
+def test_a_greedy_report_names_what_its_looping_episodes_repeated():
+    from keras_simplicial.agents.analysis.evaluation import format_report, summarise
+    from keras_simplicial.agents.rollout import LOOPS, EpisodeOutcome
+
+    outcomes = [
+        EpisodeOutcome((2, 0, 0), True, 25, "won"),
+        EpisodeOutcome((2, 0, 0), False, 500, "out_of_steps", "gem_box_one_key"),
+        EpisodeOutcome((2, 0, 0), False, 500, "out_of_steps", "gem_box_one_key"),
+        EpisodeOutcome((2, 1, 3), False, 500, "out_of_steps", "cycle"),
+        EpisodeOutcome((2, 1, 3), False, 500, "out_of_steps", "closed_lock"),
+        EpisodeOutcome((2, 1, 3), False, 500, "out_of_steps", "closed_wrong_box"),
+        EpisodeOutcome((2, 1, 3), False, 500, "opened_wrong_box", "edge"),
+    ]
+    report = summarise(outcomes, loops=True)
+    assert set(report["overall"]["loops"]) == set(LOOPS)
+    assert report["per_puzzle_type"]["(2, 0, 0)"]["loops"]["gem_box_one_key"] == round(2 / 3, 4)
+    assert report["per_puzzle_type"]["(2, 1, 3)"]["loops"]["cycle"] == 0.25
+    assert report["overall"]["loops"]["key_tile"] == 0.0
+    table = format_report(report).splitlines()
+    titles = ["loops:", "Gem", "1", "key", "wrong", "box", "blocked", "cycle"]
+    assert table[0].split()[-8:] == titles
+    type_213 = next(line for line in table if line.startswith("(2, 1, 3)"))
+    assert type_213.split()[-4:] == ["0.000", "0.250", "0.500", "0.250"]  # closed lock, edge
+    overall = next(line for line in table if line.startswith("overall"))
+    assert overall.split()[-4:] == ["0.286", "0.143", "0.286", "0.143"]
 
 
 def test_env_config_is_merged_over_the_runs_and_a_board_of_another_size_is_named(

@@ -79,3 +79,11 @@ def test_saved_evaluations_are_tabled_per_puzzle_type(tmp_path, capsys):
 
     assert cli.main(["summary", str(run)]) == 0
     assert "| best_greedy | iter_000004 |" in capsys.readouterr().out
+
+    loops = {"edge": 0.0, "key_tile": 0.05, "closed_lock": 0.05, "gem_box_one_key": 0.2}
+    report["overall"]["loops"] = {**loops, "closed_wrong_box": 0.1, "cycle": 0.0}
+    (run / "evaluation_final_greedy.json").write_text(json.dumps(report))
+    header, _, best, final = format_evaluation_table(run_evaluations(run)).splitlines()
+    assert header.endswith("| greedy loops: Gem box with 1 key / wrong box / blocked / cycle |")
+    assert best.endswith("| 0.250 / 0.250 | - |")  # saved before loops were recorded
+    assert final.endswith("| 0.250 / 0.250 | 0.200 / 0.100 / 0.100 / 0.000 |")
