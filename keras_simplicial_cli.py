@@ -8,6 +8,7 @@
     keras-simplicial visualize runs/a --seed 3 --step 18 --gif
     keras-simplicial explain runs/a --seed 3
     keras-simplicial probe runs/a --episodes 500
+    keras-simplicial inventory runs/a                                   # does it read held keys?
     keras-simplicial policy-map runs/a --seed 0
     keras-simplicial imitate --preset bridge-medium --agent relational
     keras-simplicial plot-types a.json b.json c.json --types 1,1,2 2,2,4
@@ -341,6 +342,26 @@ def build_parser():
     )
     probe.add_argument("--output", default=None, help="also write the table as JSON")
     _add_episode_arguments(probe)
+
+    inventory = commands.add_parser(
+        "inventory",
+        help="does the policy read its inventory? its actions with the held keys hidden or "
+        "recoloured, and at the Gem box holding one of its two keys",
+    )
+    inventory.add_argument("checkpoint", help="a checkpoint directory or a run directory")
+    inventory.add_argument("--episodes", type=_positive_int, default=200)
+    inventory.add_argument("--seed", type=int, default=0, help="first board seed (default 0)")
+    inventory.add_argument(
+        "--num-envs", type=_positive_int, default=32, help="boards played in lockstep (default 32)"
+    )
+    inventory.add_argument(
+        "--max-states",
+        type=_positive_int,
+        default=10_000,
+        help="distinct states holding a key probed, at most (default 10000)",
+    )
+    inventory.add_argument("--output", default=None, help="also write the result as JSON")
+    _add_episode_arguments(inventory)
 
     plot_types = commands.add_parser(
         "plot-types", help="win rate per puzzle type from evaluation reports (Figures 10, 11)"

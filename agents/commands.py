@@ -218,6 +218,30 @@ def command_probe(args):
     return 0
 
 
+def command_inventory(args):
+    from keras_simplicial.agents.analysis.inventory_probe import inventory_probe
+
+    agent, env_id, env_config = _load_agent(args)
+    result = inventory_probe(
+        agent.logits,
+        env_id,
+        env_config,
+        episodes=args.episodes,
+        seed=args.seed,
+        num_envs=args.num_envs,
+        greedy=args.greedy,
+        max_steps=args.max_steps,
+        max_states=args.max_states,
+    )
+    print(result.format())
+    if args.output:
+        from keras_simplicial.agents.training.run_directory import atomic_write_text
+
+        atomic_write_text(args.output, json.dumps(result.to_json(), indent=2) + "\n")
+        print(f"Saved {args.output}")
+    return 0
+
+
 def command_plot_types(args):
     from keras_simplicial.agents.analysis.win_rate_figures import (
         load_evaluations,
@@ -340,6 +364,7 @@ COMMANDS = {
     "visualize": command_visualize,
     "explain": command_explain,
     "probe": command_probe,
+    "inventory": command_inventory,
     "plot-types": command_plot_types,
     "policy-map": command_policy_map,
     "imitate": command_imitate,

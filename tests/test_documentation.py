@@ -121,6 +121,7 @@ def test_the_docs_show_every_command():
         "visualize",
         "explain",
         "probe",
+        "inventory",
         "plot-types",
         "policy-map",
         "imitate",
@@ -269,6 +270,7 @@ TINY = {
     "visualize": ["--max-steps", "20", *LONG_EPISODE],
     "explain": ["--max-steps", "20"],
     "probe": ["--episodes", "8", "--num-envs", "4", "--max-steps", "20"],
+    "inventory": ["--episodes", "16", "--num-envs", "8", "--max-steps", "40"],
     "imitate": ["--episodes", "20", "--epochs", "1", "--games", "8"],
 }
 # Commands that train for hours whatever their arguments (both agents x several seeds): they parse
