@@ -5,11 +5,12 @@
 
 The inventory (the rightmost column of the observation) is the only place the held keys show, and
 bridge BoxWorld's Gem box opens only with both of its lock colours held: the axiom
-X1 ⊗ X2 ⊸ Gem (Section 4). A policy that takes it for X1 ⊸ Gem walks into the Gem box holding one
-of its keys, where nothing happens; a memoryless greedy policy then loops there for good.
+X1 ⊗ X2 ⊸ Gem (Section 1 of the paper). A policy that takes it for X1 ⊸ Gem walks into the Gem
+box holding one of its keys, where nothing happens; a memoryless greedy policy loops there.
 
 The probe plays `episodes` episodes (sampled by default) and keeps every distinct state in which
-a key is held. On each it compares the policy on the observation as seen with the policy on the same
+a key is held (and some colour is on no tile, to recolour with: on bridge BoxWorld's 20 colours,
+always). On each it compares the policy on the observation as seen with the policy on the same
 observation with the inventory
 
 - emptied (every slot shown empty), and
@@ -167,13 +168,15 @@ def _held_states(logits, env_id, env_config, episodes, seed, num_envs, greedy, m
             observation = core.obs[board]
             if not held or len(states) >= cap or observation.tobytes() in seen:
                 continue
-            seen.add(observation.tobytes())
             on_board = {tuple(rgb) for rgb in core.obs[board, :, :-1].reshape(-1, 3)}
             free = [
                 colour
                 for colour in range(core.gem)
                 if colour not in held.values() and tuple(core.colour_rgb[colour]) not in on_board
             ]
+            if not free:
+                continue
+            seen.add(observation.tobytes())
             gem_push = next(
                 (a for a in range(4) if core.obstacle(board, a) == "gem_box_one_key"), -1
             )
