@@ -9,12 +9,12 @@ X1 ⊗ X2 ⊸ Gem (Section 1 of the paper). A policy that takes it for X1 ⊸ Ge
 box holding one of its keys, where nothing happens; a memoryless greedy policy loops there.
 
 The probe plays `episodes` episodes (sampled by default) and keeps every distinct state in which
-a key is held (and some colour is on no tile, to recolour with: on bridge BoxWorld's 20 colours,
-always). On each it compares the policy on the observation as seen with the policy on the same
-observation with the inventory
+a key is held (and as many colours on no tile as keys held, to recolour them with: on bridge
+BoxWorld's 20 colours, always). On each it compares the policy on the observation as seen with
+the policy on the same observation with the inventory
 
 - emptied (every slot shown empty), and
-- recoloured (each held key shown in a colour on no tile and not held),
+- recoloured (each held key shown in its own colour that is on no tile and not held),
 
 as the mean total-variation distance between the two policies and the share of states whose most
 probable action changes. A policy that reads its inventory changes; one that plans from the board
@@ -113,7 +113,9 @@ def inventory_probe(
     as_seen = _policy(logits, np.stack([state.observation for state in states]))
     emptied = shown(lambda state: {}, states)
     recoloured = shown(
-        lambda state: dict(zip(state.held, rng.choice(state.free_colours, size=len(state.held)))),
+        lambda state: dict(
+            zip(state.held, rng.choice(state.free_colours, size=len(state.held), replace=False))
+        ),
         states,
     )
     at_gem = [i for i, state in enumerate(states) if state.gem_push >= 0]
@@ -174,7 +176,7 @@ def _held_states(logits, env_id, env_config, episodes, seed, num_envs, greedy, m
                 for colour in range(core.gem)
                 if colour not in held.values() and tuple(core.colour_rgb[colour]) not in on_board
             ]
-            if not free:
+            if len(free) < len(held):
                 continue
             seen.add(observation.tobytes())
             gem_push = next(
