@@ -23,6 +23,15 @@ def _load_agent(args):
     return agent, env_id, env_config
 
 
+def _save_result(result, output):
+    """Writes `result.to_json()` to `output` (atomically), if the command was given one."""
+    if output:
+        from keras_simplicial.agents.training.run_directory import atomic_write_text
+
+        atomic_write_text(output, json.dumps(result.to_json(), indent=2) + "\n")
+        print(f"Saved {output}")
+
+
 def _default_out(agent, env):
     import time
 
@@ -210,11 +219,7 @@ def command_probe(args):
         include_held=not args.board_only,
     )
     print(format_probe_table(result))
-    if args.output:
-        from keras_simplicial.agents.training.run_directory import atomic_write_text
-
-        atomic_write_text(args.output, json.dumps(result.to_json(), indent=2) + "\n")
-        print(f"Saved {args.output}")
+    _save_result(result, args.output)
     return 0
 
 
@@ -234,11 +239,7 @@ def command_inventory(args):
         max_states=args.max_states,
     )
     print(result.format())
-    if args.output:
-        from keras_simplicial.agents.training.run_directory import atomic_write_text
-
-        atomic_write_text(args.output, json.dumps(result.to_json(), indent=2) + "\n")
-        print(f"Saved {args.output}")
+    _save_result(result, args.output)
     return 0
 
 
@@ -283,11 +284,7 @@ def command_imitate(args):
         seed=args.seed,
     )
     print(result.format())
-    if args.output:
-        from keras_simplicial.agents.training.run_directory import atomic_write_text
-
-        atomic_write_text(args.output, json.dumps(result.to_json(), indent=2) + "\n")
-        print(f"Saved {args.output}")
+    _save_result(result, args.output)
     return 0
 
 

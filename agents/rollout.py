@@ -132,6 +132,7 @@ def play_episodes(
     start(np.arange(num_boards), 0)
     next_episode = num_boards
     all_actions = np.zeros(num_boards, np.int64)
+    no_loops = np.full(num_boards, None, object)  # sampled play: no episode ends at a repeat
     while (boards := np.flatnonzero(episode_of >= 0)).size:
         # Every board is evaluated and stepped, also those without an episode left (their rows
         # are never looked at): one batch size, so a compiled model is compiled once.
@@ -141,8 +142,9 @@ def play_episodes(
         actions, probabilities = choose_actions(logits[boards], greedy, rng)
         all_actions[boards] = actions
         rewards, terminated, truncated, _ = core.step(all_actions, autoreset=False)
-        loops = np.full(num_boards, None, object)
+        loops = no_loops
         if end_cycles:
+            loops = np.full(num_boards, None, object)
             cycling = _repeated_observations(core, boards[~(terminated | truncated)[boards]], seen)
             for board in cycling:
                 stood_still = np.array_equal(core.obs[board], observations[board])
