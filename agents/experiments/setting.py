@@ -25,6 +25,11 @@ RECIPE_LABELS = {
 }
 
 NOT_RECIPE = ("min_time_s_per_iteration",)  # how often a metrics row is written, not training
+# RLlib's old-stack IMPALA (TF) clips each gradient tensor's norm separately when its default
+# `_tf_policy_handles_more_than_one_loss=True` holds; the paper's code (RLlib 0.7) clipped the
+# global norm of all of them.
+EACH_TENSOR_FLAG = "_tf_policy_handles_more_than_one_loss"
+PAPER_CLIPS_EACH_TENSOR = False
 
 
 def number(value):
@@ -166,18 +171,30 @@ def batches(setting):
     return f"{number(setting['train_batch_size'])} steps, {times}"
 
 
+def gradient_clipping(setting):
+    """What the gradient is clipped to: each tensor's norm or the global norm, or nothing."""
+    if setting["grad_clip"] is None:
+        return "none"
+    what = "each gradient tensor's norm" if setting[EACH_TENSOR_FLAG] else "the global norm"
+    return f"{what} to {number(setting['grad_clip'])}"
+
+
 def recipe_deviations(overrides):
     """([(what, these runs, the paper)] where IMPALA with `overrides` differs from Table 1,
     [(key, value)] of Table 1's hyperparameters it keeps)."""
     from keras_simplicial.agents.training.impala import PAPER_IMPALA_HYPERPARAMETERS
 
     keys = (
-        set(PAPER_IMPALA_HYPERPARAMETERS) | set(overrides) | {"num_epochs", "lr_schedule"}
+        set(PAPER_IMPALA_HYPERPARAMETERS)
+        | set(overrides)
+        | {"num_epochs", "lr_schedule", EACH_TENSOR_FLAG}
     ) - set(NOT_RECIPE)
-    ours, paper = impala_setting(overrides, keys), impala_setting({}, keys)
+    ours = impala_setting(overrides, keys)
+    paper = {**impala_setting({}, keys), EACH_TENSOR_FLAG: PAPER_CLIPS_EACH_TENSOR}
     combined = {
         "optimiser, learning rate": (learning_rate, {"opt_type", "lr", "lr_schedule"}),
         "batch": (batches, {"train_batch_size", "num_epochs"}),
+        "gradient clipping": (gradient_clipping, {"grad_clip", EACH_TENSOR_FLAG}),
     }
     rows = [
         (what, describe(ours), describe(paper))
@@ -195,6 +212,8 @@ def recipe_deviations(overrides):
         for key in alone
         if key in PAPER_IMPALA_HYPERPARAMETERS and ours[key] == paper[key]
     ]
+    if gradient_clipping(ours) == gradient_clipping(paper):
+        kept = sorted(kept + [("grad_clip", ours["grad_clip"])])
     return rows, kept
 
 

@@ -155,6 +155,11 @@ def test_set_up_declares_every_deviation_from_the_paper():
         "RMSProp, 0.0002 constant",
     )
     assert deviations["entropy bonus"] == ("0.01", "0.005")
+    # RLlib 2.60's old-stack IMPALA clips each tensor; the paper's code (RLlib 0.7) the global norm.
+    assert deviations["gradient clipping"] == (
+        "each gradient tensor's norm to 40",
+        "the global norm to 40",
+    )
     assert deviations["actors"][0] == (
         "64 boards sampled in the learner's process, on CPU x 2 (CPU model x logical CPUs)"
     )
@@ -162,20 +167,24 @@ def test_set_up_declares_every_deviation_from_the_paper():
     assert dict(kept) == {
         "decay": 0.99,
         "epsilon": 0.1,
-        "grad_clip": 40.0,
         "momentum": 0.0,
         "vf_loss_coeff": 0.5,
         "vtrace_clip_pg_rho_threshold": 1.0,
         "vtrace_clip_rho_threshold": 1.0,
     }
-    # At the paper's scale only the architecture and the actors differ.
+    # At the paper's scale only the architecture, the clipping and the actors differ.
     options = ReproduceOptions(preset="paper")
     rows, _ = setting.paper_deviations(options, PRESETS["paper"], {"CPU x 2"})
     assert [what for what, *_ in rows] == [
         "2-simplicial logits",
         "gain on the 2-simplicial branch",
+        "gradient clipping",
         "actors",
     ]
+    # Clipping the global norm, as the paper's code did, is no deviation and is kept.
+    rows, kept = setting.recipe_deviations({"_tf_policy_handles_more_than_one_loss": False})
+    assert "gradient clipping" not in dict((what, ours) for what, ours, _ in rows)
+    assert ("grad_clip", 40.0) in kept
 
 
 def test_throughput_is_measured_once_per_preset_and_cluster(tmp_path, monkeypatch):

@@ -216,3 +216,37 @@ def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session,
         algorithm.stop()
     # A learner thread left running inside a TF update aborts the process when it exits.
     assert not learner_thread.is_alive(), "algorithm.stop() stops the learner thread"
+
+
+@pytest.mark.parametrize("each_tensor", [True, False])
+def test_gradient_clipping_each_tensor_by_default_or_the_global_norm(ray_session, each_tensor):
+    """RLlib's old-stack IMPALA clips each variable's gradient (the reports declare it); with
+    `_tf_policy_handles_more_than_one_loss` false the global norm, as the paper's code did."""
+    clip = 1e-3  # far below any real gradient: every variable's gradient is at the cap
+    overrides = {**QUICK, "grad_clip": clip}
+    if not each_tensor:
+        overrides["_tf_policy_handles_more_than_one_loss"] = False
+    config = impala_config(
+        "BridgeBoxWorld-v0",
+        "relational",
+        env_config=EASY_ENV,
+        num_env_runners=1,
+        num_envs_per_env_runner=4,
+        seed=1,
+        overrides=overrides,
+    )
+    algorithm = config.build_algo()
+    try:
+        variables = len(algorithm.get_policy().model.trainable_variables())
+        norms = []
+        for _ in range(30):
+            norm = metrics_row(algorithm.train(), 0.0).get("grad_gnorm", "")
+            if norm != "":
+                norms.append(float(norm))
+            if len(norms) >= 2:
+                break
+        assert norms, "the learner reported its gradient norm"
+        expected = clip * math.sqrt(variables) if each_tensor else clip
+        assert all(math.isclose(norm, expected, rel_tol=1e-3) for norm in norms), norms
+    finally:
+        algorithm.stop()
