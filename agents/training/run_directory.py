@@ -36,12 +36,28 @@ CHECKPOINT_PREFIX = "iter_"
 DAMAGED_PREFIX = "damaged-"
 
 
+def _current_umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# tempfile creates files 0600 and directories 0700, private to their owner; what this module
+# renames into place gets the permissions an ordinary open() or mkdir() would give, so that the
+# people sharing a cluster's file system can read a run. Read once: os.umask can only be read by
+# setting it, and threads write files here.
+_UMASK = _current_umask()
+FILE_MODE = 0o666 & ~_UMASK
+DIRECTORY_MODE = 0o777 & ~_UMASK
+
+
 def atomic_write_text(path, text):
     """Writes `text` to `path` so that readers see the old or the new file, never a mix."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(handle, FILE_MODE)
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
             stream.flush()
@@ -107,6 +123,7 @@ class RunDirectory:
         final = self.checkpoints_dir / f"{CHECKPOINT_PREFIX}{iteration:06d}"
         staging = Path(tempfile.mkdtemp(prefix=".saving-", dir=self.checkpoints_dir))
         try:
+            staging.chmod(DIRECTORY_MODE)
             algorithm.save(str(staging))
             if self.run_file.is_file():  # the arguments travel with the weights
                 shutil.copyfile(self.run_file, staging / self.run_file.name)
@@ -340,6 +357,7 @@ class RunDirectory:
             writer = csv.DictWriter(stream, fieldnames=fields)
             writer.writeheader()
             writer.writerows(rows)
+        os.chmod(stream.name, FILE_MODE)
         os.replace(stream.name, self.metrics_file)
 
 
@@ -375,6 +393,7 @@ class MetricsLog:
                 writer = csv.DictWriter(stream, fieldnames=self._fields, restval="")
                 writer.writeheader()
                 writer.writerows(rows)
+            os.chmod(stream.name, FILE_MODE)
             os.replace(stream.name, path)
         new_file = not path.exists()
         with open(path, "a", newline="", encoding="utf-8") as stream:

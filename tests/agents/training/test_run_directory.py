@@ -107,3 +107,35 @@ def test_machines_are_recorded_per_stretch_of_iterations_and_a_resume_drops_the_
     assert run.machine_of(40) == "fast x 2" and run.machine_of(41) == "slow x 2"
     assert run.machine_of(61) == this_machine()
     assert this_machine().endswith(f" x {os.cpu_count()}")
+
+
+def test_what_is_written_atomically_is_readable_as_an_ordinary_file_would_be(tmp_path):
+    """tempfile's private 0600 / 0700 do not reach the run: others on a shared file system can
+    read its checkpoints, metrics and JSON files, as with open() and mkdir() under the umask."""
+    from keras_simplicial.agents.training.run_directory import (
+        DIRECTORY_MODE,
+        FILE_MODE,
+        atomic_write_text,
+    )
+
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert (FILE_MODE, DIRECTORY_MODE) == (0o666 & ~mask, 0o777 & ~mask)
+    ordinary = tmp_path / "ordinary"
+    ordinary.write_text("x")
+    run = RunDirectory(tmp_path / "run").create()
+    checkpoint = run.save_checkpoint(FakeAlgorithm(), 1, keep=1, win_rate=0.5)
+    atomic_write_text(tmp_path / "result.json", "{}")
+
+    def mode(path):
+        return path.stat().st_mode & 0o777
+
+    assert mode(checkpoint) == mode(run.checkpoints_dir) == DIRECTORY_MODE
+    for path in (
+        tmp_path / "result.json",
+        run.checkpoints_dir / "latest",
+        run.checkpoints_dir / "best.json",
+        checkpoint / "manifest.json",
+    ):
+        assert mode(path) == mode(ordinary) == FILE_MODE, path
+
