@@ -138,4 +138,3 @@ def test_what_is_written_atomically_is_readable_as_an_ordinary_file_would_be(tmp
         checkpoint / "manifest.json",
     ):
         assert mode(path) == mode(ordinary) == FILE_MODE, path
-
