@@ -118,11 +118,9 @@ def test_what_is_written_atomically_is_readable_as_an_ordinary_file_would_be(tmp
         atomic_write_text,
     )
 
-    mask = os.umask(0o022)
-    os.umask(mask)
-    assert (FILE_MODE, DIRECTORY_MODE) == (0o666 & ~mask, 0o777 & ~mask)
-    ordinary = tmp_path / "ordinary"
+    ordinary, ordinary_directory = tmp_path / "ordinary", tmp_path / "ordinary-directory"
     ordinary.write_text("x")
+    ordinary_directory.mkdir()
     run = RunDirectory(tmp_path / "run").create()
     checkpoint = run.save_checkpoint(FakeAlgorithm(), 1, keep=1, win_rate=0.5)
     atomic_write_text(tmp_path / "result.json", "{}")
@@ -130,7 +128,7 @@ def test_what_is_written_atomically_is_readable_as_an_ordinary_file_would_be(tmp
     def mode(path):
         return path.stat().st_mode & 0o777
 
-    assert mode(checkpoint) == mode(run.checkpoints_dir) == DIRECTORY_MODE
+    assert mode(checkpoint) == mode(ordinary_directory) == DIRECTORY_MODE
     for path in (
         tmp_path / "result.json",
         run.checkpoints_dir / "latest",

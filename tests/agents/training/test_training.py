@@ -16,6 +16,20 @@ QUICK = {"train_batch_size": 160, "min_time_s_per_iteration": 1}
 EASY_ENV = {"max_solution_length": 1, "max_steps": 60}
 
 
+def quick_algorithm(agent, overrides=None):
+    """IMPALA for `agent` on small easy boards, one env runner of 4 boards, batches of 160."""
+    config = impala_config(
+        "BridgeBoxWorld-v0",
+        agent,
+        env_config=EASY_ENV,
+        num_env_runners=1,
+        num_envs_per_env_runner=4,
+        seed=1,
+        overrides={**QUICK, **(overrides or {})},
+    )
+    return config.build_algo()
+
+
 @pytest.fixture(scope="module")
 def ray_session():
     import ray
@@ -122,16 +136,7 @@ def test_lr_schedule_counts_environment_steps(num_epochs):
 
 @pytest.mark.parametrize("agent", ["relational", "simplicial"])
 def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session, agent):
-    config = impala_config(
-        "BridgeBoxWorld-v0",
-        agent,
-        env_config=EASY_ENV,
-        num_env_runners=1,
-        num_envs_per_env_runner=4,
-        seed=1,
-        overrides=QUICK,
-    )
-    algorithm = config.build_algo()
+    algorithm = quick_algorithm(agent)
     try:
         policy = algorithm.get_policy()
         optimizer = policy._optimizer
@@ -223,19 +228,10 @@ def test_gradient_clipping_each_tensor_by_default_or_the_global_norm(ray_session
     """RLlib's old-stack IMPALA clips each variable's gradient (the reports declare it); with
     `_tf_policy_handles_more_than_one_loss` false the global norm, as the paper's code did."""
     clip = 1e-3  # far below any real gradient: every variable's gradient is at the cap
-    overrides = {**QUICK, "grad_clip": clip}
+    overrides = {"grad_clip": clip}
     if not each_tensor:
         overrides["_tf_policy_handles_more_than_one_loss"] = False
-    config = impala_config(
-        "BridgeBoxWorld-v0",
-        "relational",
-        env_config=EASY_ENV,
-        num_env_runners=1,
-        num_envs_per_env_runner=4,
-        seed=1,
-        overrides=overrides,
-    )
-    algorithm = config.build_algo()
+    algorithm = quick_algorithm("relational", overrides)
     try:
         variables = len(algorithm.get_policy().model.trainable_variables())
         norms = []
