@@ -11,6 +11,7 @@
     keras-simplicial inventory runs/a                                   # does it read held keys?
     keras-simplicial policy-map runs/a --seed 0
     keras-simplicial imitate --preset bridge-medium --agent relational
+    keras-simplicial dagger --agent simplicial --seed 1 --out runs/dagger-s1  # supervised, DAgger
     keras-simplicial plot-types a.json b.json c.json --types 1,1,2 2,2,4
     keras-simplicial reproduce --preset bridge-small --seeds 1 2 3     # the paper's comparison
     keras-simplicial sweep --preset easy --seeds 1 2 3 4 5             # learning over seeds
@@ -36,6 +37,17 @@ import sys
 # the package (tests/agents/test_cli.py checks that they match): the ids of keras_simplicial.envs
 # (ENV_IDS), the agents (AGENT_KINDS), the presets (PRESETS), the samplers and the run defaults
 # (run_arguments.py), the progress displays (progress.py) and the sequent styles (envs.logic).
+# The settings of `keras-simplicial dagger` given as counts, by flag (DaggerConfig's fields, whose
+# defaults apply when a flag is left out).
+DAGGER_COUNTS = (
+    ("--oracle-episodes", "boards the oracle plays in round 0"),
+    ("--episodes-per-round", "boards the learner plays each round, half greedy, half sampled"),
+    ("--horizon", "the most moves of an episode played for labels"),
+    ("--max-labelled-moves", "no new round once this many moves are labelled"),
+    ("--max-epochs", "epochs of a round at most"),
+    ("--batch-size", "Adam's minibatch"),
+    ("--validation-episodes", "greedy games after each round"),
+)
 RUN_CHOICES = ("IMPALA",)
 ENV_CHOICES = ("BridgeBoxWorld-v0", "BoxWorld-v0")
 AGENT_CHOICES = ("relational", "simplicial")
@@ -420,6 +432,40 @@ def build_parser():
     )
     imitate.add_argument("--seed", type=int, default=0, help="initialisation and shuffling")
     imitate.add_argument("--output", default=None, help="also write the result here (JSON)")
+
+    dagger = commands.add_parser(
+        "dagger",
+        help="can the agent hold the plan? tie-aware DAgger: it learns the step-optimal "
+        "oracle's moves on the states it reaches itself (resumable)",
+        description="Round 0 labels the oracle's own episodes; each later round plays the "
+        "learner (greedily and sampled) on fresh boards, labels every state it reaches with the "
+        "set of optimal actions, and trains on all labels so far to a plateau. Settings left "
+        "out take DaggerConfig's defaults (docs/analysis.md). Writes OUT/policy.keras and "
+        "OUT/best/policy.keras, which evaluate, inventory and the figures read.",
+    )
+    dagger.add_argument("--out", required=True, help="the run directory")
+    dagger.add_argument("--resume", action="store_true", help="continue the run in --out")
+    dagger.add_argument("--agent", default=None, choices=AGENT_CHOICES)
+    dagger.add_argument("--preset", default=None, choices=PRESET_CHOICES)
+    dagger.add_argument(
+        "--env-config",
+        type=_json_object("--env-config"),
+        default=None,
+        help="JSON object of environment arguments over the preset's",
+    )
+    dagger.add_argument(
+        "--model-config",
+        type=_json_object("--model-config"),
+        default=None,
+        help="JSON object of architecture overrides, as for train",
+    )
+    dagger.add_argument("--seed", type=int, default=None, help="initialisation, boards, shuffling")
+    for flag, what in DAGGER_COUNTS:
+        dagger.add_argument(flag, type=_positive_int, default=None, help=what)
+    dagger.add_argument(
+        "--rounds", type=int, default=None, help="learner rounds after round 0 (0: cloning only)"
+    )
+    dagger.add_argument("--learning-rate", type=float, default=None, help="Adam's, each round")
 
     reproduce = commands.add_parser(
         "reproduce",

@@ -288,6 +288,46 @@ def command_imitate(args):
     return 0
 
 
+def command_dagger(args):
+    import dataclasses
+
+    from keras_simplicial.agents.imitation.dagger import DaggerConfig, run_dagger
+    from keras_simplicial.agents.imitation.dagger_directory import DaggerDirectory
+
+    values = {**vars(args), "model_overrides": args.model_config}
+    given = {
+        field.name: values[field.name]
+        for field in dataclasses.fields(DaggerConfig)
+        if values.get(field.name) is not None
+    }
+    directory = DaggerDirectory(args.out)
+    if args.resume:
+        config = directory.read_config()
+        extendable = {"rounds", "max_labelled_moves"}
+        fixed = sorted(name for name in given if name not in extendable)
+        if fixed:
+            raise ValueError(
+                f"--resume continues the run as it was set up; only --rounds and "
+                f"--max-labelled-moves may change, got {', '.join(fixed)}."
+            )
+        if given:
+            config = dataclasses.replace(config, **given)
+            directory.extend(config)
+    elif directory.exists:
+        raise ValueError(
+            f"--out {args.out} already holds a DAgger run: pass --resume to continue it."
+        )
+    else:
+        config = DaggerConfig(**given)
+    history = run_dagger(config, args.out)
+    best = history.get("best")
+    print(
+        f"DAgger run in {args.out}: latest model {directory.policy_file}"
+        + (f", best (round {best['round']}) {directory.best_dir}" if best else "")
+    )
+    return 0
+
+
 def command_reproduce(args):
     from keras_simplicial.agents.experiments.reproduce import ReproduceOptions, reproduce
 
@@ -365,6 +405,7 @@ COMMANDS = {
     "plot-types": command_plot_types,
     "policy-map": command_policy_map,
     "imitate": command_imitate,
+    "dagger": command_dagger,
     "reproduce": command_reproduce,
     "sweep": command_sweep,
 }

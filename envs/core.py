@@ -15,6 +15,7 @@ episode with -1.
 
 from __future__ import annotations
 
+import copy
 from typing import Optional, Sequence
 
 import numpy as np
@@ -92,7 +93,7 @@ class BoxWorldCore:
         self._first_cell = self._all_boards * num_cells  # board -> its first flat cell
         # Observation buffer, updated in place.
         self.obs = np.zeros((num_boards, rows, cols + 1, 3), np.uint8)
-        self._obs_flat = self.obs.reshape(num_boards, rows * (cols + 1), 3)
+        self._obs_flat = self._flat_view(self.obs)
         # Puzzle state, per board and slot (the fields of a `PuzzleBatch`).
         self.lock = np.full((num_boards, num_slots), -1, np.int16)
         self.lock2 = np.full((num_boards, num_slots), -1, np.int16)
@@ -119,6 +120,25 @@ class BoxWorldCore:
         self.open_step = np.full((num_boards, num_slots), -1, np.int64)  # step it was opened
         self.num_opened = np.zeros(num_boards, np.int16)
         self.rngs: list = [None] * num_boards
+
+    def _flat_view(self, obs: np.ndarray) -> np.ndarray:
+        return obs.reshape(self.num_boards, -1, 3)
+
+    #: Attributes that are views of other attributes (see `__deepcopy__`).
+    _VIEWS = ("_obs_flat", "_role_flat", "_obj_flat")
+
+    def __deepcopy__(self, memo):
+        """A copy that steps on its own (for search, e.g. a brute-force planner): numpy's deepcopy
+        copies each array apart, so the flat views the dynamics write through are made anew."""
+        clone = object.__new__(type(self))
+        memo[id(self)] = clone
+        for name, value in self.__dict__.items():
+            if name not in self._VIEWS:
+                setattr(clone, name, copy.deepcopy(value, memo))
+        clone._obs_flat = clone._flat_view(clone.obs)
+        clone._role_flat = clone.cell_role.reshape(-1)
+        clone._obj_flat = clone.cell_obj.reshape(-1)
+        return clone
 
     # -- seeding and resets ----------------------------------------------------------------
     def seed(self, index: int, rng: np.random.Generator) -> None:

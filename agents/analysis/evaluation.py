@@ -19,6 +19,8 @@ from keras_simplicial.agents.rollout import LOOPS, episode_outcomes
 from keras_simplicial.agents.training.checkpoints import (
     check_observation_shape,
     environment_of,
+    keras_policy_file,
+    load_keras_agent,
     load_policy,
     resolve_checkpoint,
     run_arguments_of,
@@ -113,14 +115,20 @@ def evaluate_checkpoint(
     """
     if int(episodes) < 1:
         raise ValueError(f"episodes must be a positive integer, got {episodes!r}.")
-    checkpoint = resolve_checkpoint(checkpoint)
-    arguments = run_arguments_of(checkpoint)
-    policy = policy or load_policy(checkpoint)
+    keras_policy = keras_policy_file(checkpoint)
+    if keras_policy is not None:  # a supervised run's model (keras-simplicial dagger)
+        agent, arguments = load_keras_agent(keras_policy)
+        checkpoint, logits, shape = keras_policy, agent.logits, agent.observation_shape
+    else:
+        checkpoint = resolve_checkpoint(checkpoint)
+        arguments = run_arguments_of(checkpoint)
+        policy = policy or load_policy(checkpoint)
+        logits, shape = policy_logits(policy), policy.observation_space.shape
     env_id, env_config = environment_of(arguments, env_id, env_config)
-    check_observation_shape(policy.observation_space.shape, env_id, env_config)
+    check_observation_shape(shape, env_id, env_config)
     limit = episode_step_limit(env_config, max_episode_steps)
     results = episode_outcomes(
-        policy_logits(policy),
+        logits,
         env_id,
         env_config,
         int(episodes),
@@ -139,7 +147,7 @@ def evaluate_checkpoint(
         "max_episode_steps": limit,
         **summarise(results, loops=not explore),
     }
-    run = run_directory_of(checkpoint)
+    run = None if keras_policy is not None else run_directory_of(checkpoint)
     if output is None and run is not None:
         output = run.evaluation_file
     if output is not None:

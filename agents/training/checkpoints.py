@@ -4,8 +4,11 @@
     agent, arguments = load_attention_agent("runs/a/checkpoints/iter_000120")
 
 A path is a checkpoint directory (`OUT/checkpoints/iter_NNNNNN`) or a run directory (`OUT`, whose
-latest checkpoint is meant). Every checkpoint is verified before it is read
-(`checkpoint_integrity`): a damaged one is named in a `ValueError`, never half-loaded.
+latest checkpoint is meant). `load_attention_agent` also reads a Keras policy: a directory
+holding `policy.keras` (or that file itself) with the run.json of its run there or one folder up,
+as supervised runs (`keras-simplicial dagger`) write them. Every RLlib checkpoint is verified
+before it is read (`checkpoint_integrity`): a damaged one is named in a `ValueError`, never
+half-loaded.
 """
 
 import json
@@ -18,6 +21,41 @@ from keras_simplicial.agents.training.checkpoint_integrity import (
 from keras_simplicial.agents.training.run_arguments import RunArguments
 from keras_simplicial.agents.training.run_directory import RunDirectory
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
+
+#: The file of a policy saved by Keras (`model.save`, the agent model with outputs [logits, value]).
+KERAS_POLICY_FILE = "policy.keras"
+
+
+def keras_policy_file(path):
+    """`path`'s Keras policy file (`path` itself or `path/policy.keras`), or None."""
+    path = Path(path)
+    candidate = path if path.suffix == ".keras" else path / KERAS_POLICY_FILE
+    return candidate if candidate.is_file() else None
+
+
+def load_keras_agent(path):
+    """(`AttentionAgent`, `RunArguments`) of a Keras policy (see `keras_policy_file`)."""
+    import keras
+
+    import keras_simplicial  # noqa: F401  (registers the layers for load_model)
+    from keras_simplicial.agents.model.architecture import AGENT_KINDS
+    from keras_simplicial.agents.model.attention_agent import AttentionAgent
+
+    policy_file = keras_policy_file(path)
+    if policy_file is None:
+        raise FileNotFoundError(f"No {KERAS_POLICY_FILE} at {path}.")
+    run_files = [policy_file.parent / "run.json", policy_file.parent.parent / "run.json"]
+    run_file = next((f for f in run_files if f.is_file()), None)
+    if run_file is None:
+        raise FileNotFoundError(
+            f"{policy_file} has no run.json beside it or one folder up: it says which agent and "
+            "environment the model is for."
+        )
+    arguments = RunArguments.read(run_file)
+    if arguments.agent not in AGENT_KINDS:
+        raise ValueError(f"{run_file}: agent must be one of {AGENT_KINDS}, got {arguments.agent!r}")
+    model = keras.models.load_model(policy_file, compile=False)
+    return AttentionAgent(model, arguments.agent, arguments.architecture), arguments
 
 
 def resolve_checkpoint(path):
@@ -83,12 +121,14 @@ def load_policy(checkpoint):
 
 
 def load_attention_agent(checkpoint):
-    """(`AttentionAgent`, `RunArguments`) of a checkpoint or run directory.
+    """(`AttentionAgent`, `RunArguments`) of a checkpoint or run directory, or of a Keras policy.
 
     A checkpoint without its run directory gets the arguments of its agent on bridge BoxWorld.
     """
     from keras_simplicial.agents.model.attention_agent import AttentionAgent
 
+    if keras_policy_file(checkpoint) is not None:
+        return load_keras_agent(checkpoint)
     checkpoint = resolve_checkpoint(checkpoint)
     policy = load_policy(checkpoint)
     model = policy.model

@@ -1,5 +1,8 @@
 """Rules, rewards, seeding, and the agreement of the single and the vector environment."""
 
+import copy
+
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -261,3 +264,14 @@ def test_obstacle_of_the_gem_box_with_neither_key_and_of_the_bridge(hand_made, s
     assert core.obstacle(0, LEFT) == "closed_lock"  # its lock (0, 2), no key held
     step_core(core, RIGHT, DOWN, DOWN)  # (2, 4), above the bridge's lock
     assert core.obstacle(0, DOWN) == "closed_wrong_box"
+
+
+def test_a_deep_copy_of_the_core_steps_on_its_own():
+    env = gym.make("BridgeBoxWorld-v0", max_solution_length=1).unwrapped
+    env.reset(seed=0)
+    before = env.core.obs.copy()
+    clone = copy.deepcopy(env.core)
+    clone.step(np.asarray([RIGHT]), autoreset=False)
+    assert (clone.obs != before).any() and clone.pos[0] == 1
+    np.testing.assert_array_equal(env.core.obs, before)
+    assert env.core.pos[0] == 0

@@ -1,0 +1,131 @@
+"""The directory of a DAgger run, written so that a crash at any moment loses at most an epoch.
+
+    OUT/run.json             the model and its environment (`RunArguments`, as a training run's)
+    OUT/dagger.json          the run's `DaggerConfig`
+    OUT/history.json         per round: labelled moves, epochs (loss, accuracies), greedy games
+    OUT/policy.keras         the model after the last complete round (`evaluate OUT`)
+    OUT/best/policy.keras    the model of the round with the best greedy validation score
+    OUT/state/LATEST         names the newest state folder, OUT/state/<n>/: policy.keras,
+                             optimizer.npz, episodes.npz (board seeds and moves), progress.json
+
+A state folder is complete before LATEST names it, and LATEST is replaced atomically; older
+folders are removed after. `keras-simplicial dagger --resume --out OUT` continues from LATEST.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+from keras_simplicial.agents.training.checkpoints import KERAS_POLICY_FILE
+from keras_simplicial.agents.training.run_directory import atomic_write_text
+
+STATE_POINTER = "LATEST"
+
+
+class DaggerDirectory:
+    """Reads and writes the files of a DAgger run in `out`."""
+
+    def __init__(self, out):
+        self.out = Path(out)
+        self.config_file = self.out / "dagger.json"
+        self.run_file = self.out / "run.json"
+        self.history_file = self.out / "history.json"
+        self.policy_file = self.out / KERAS_POLICY_FILE
+        self.best_dir = self.out / "best"
+        self.states = self.out / "state"
+
+    @property
+    def exists(self):
+        return self.config_file.is_file()
+
+    def start(self, config):
+        """Writes a new run's dagger.json and run.json; a run already there must have been started
+        with the same config (a resume reads it with `read_config`)."""
+        from keras_simplicial.agents.imitation.dagger import DaggerConfig
+
+        if self.exists:
+            stored = self.read_config()
+            if stored != config:
+                changed = sorted(
+                    name
+                    for name, value in config.to_json().items()
+                    if stored.to_json()[name] != value
+                )
+                raise ValueError(
+                    f"{self.out} holds a DAgger run with other settings ({', '.join(changed)}); "
+                    "resume it as it is (--resume) or choose another --out."
+                )
+            return stored
+        if not isinstance(config, DaggerConfig):
+            raise TypeError(f"config must be a DaggerConfig, got {type(config).__name__}.")
+        self.out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.config_file, json.dumps(config.to_json(), indent=2) + "\n")
+        config.run_arguments().write(self.run_file)
+        return config
+
+    def extend(self, config):
+        """Rewrites dagger.json of a run continued with more rounds or labelled moves."""
+        atomic_write_text(self.config_file, json.dumps(config.to_json(), indent=2) + "\n")
+
+    def read_config(self):
+        from keras_simplicial.agents.imitation.dagger import DaggerConfig
+
+        if not self.exists:
+            raise FileNotFoundError(f"No DAgger run at {self.out} (no dagger.json).")
+        return DaggerConfig.from_json(json.loads(self.config_file.read_text(encoding="utf-8")))
+
+    @property
+    def state_dir(self):
+        """The newest complete state folder, or None."""
+        pointer = self.states / STATE_POINTER
+        if not pointer.is_file():
+            return None
+        return self.states / pointer.read_text(encoding="utf-8").strip()
+
+    def read_progress(self):
+        """(history, state) of the newest state folder; a new run's ({"rounds": [], "best":
+        None}, None)."""
+        state_dir = self.state_dir
+        if state_dir is None:
+            return {"rounds": [], "best": None}, None
+        progress = json.loads((state_dir / "progress.json").read_text(encoding="utf-8"))
+        return progress["history"], progress["state"]
+
+    def save_state(self, learner, episodes, history, state):
+        """A new state folder with everything a resume needs, then LATEST pointed at it."""
+        previous = self.state_dir
+        number = int(previous.name) + 1 if previous is not None else 0
+        folder = self.states / f"{number:06d}"
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        learner.save(folder)
+        episodes.save(folder / "episodes.npz")
+        atomic_write_text(
+            folder / "progress.json",
+            json.dumps({"history": history, "state": state}, indent=1) + "\n",
+        )
+        atomic_write_text(self.states / STATE_POINTER, folder.name + "\n")
+        atomic_write_text(self.history_file, json.dumps(history, indent=1) + "\n")
+        for old in self.states.iterdir():
+            if old.is_dir() and old != folder:
+                shutil.rmtree(old)
+
+    def save_round(self, learner, episodes, history, state, is_best):
+        """The state after a complete round, its model as OUT/policy.keras and, if it is the best
+        so far, as OUT/best/policy.keras."""
+        self.save_state(learner, episodes, history, state)
+        _replace_file(self.state_dir / KERAS_POLICY_FILE, self.policy_file)
+        if is_best:
+            self.best_dir.mkdir(exist_ok=True)
+            _replace_file(self.state_dir / KERAS_POLICY_FILE, self.best_dir / KERAS_POLICY_FILE)
+            atomic_write_text(
+                self.best_dir / "best.json", json.dumps(history["best"], indent=2) + "\n"
+            )
+
+
+def _replace_file(source, target):
+    """Copies `source` over `target` atomically (a temporary copy renamed into place)."""
+    temporary = target.with_name(f".{target.name}.tmp")
+    shutil.copyfile(source, temporary)
+    temporary.replace(target)
