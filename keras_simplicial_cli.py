@@ -467,6 +467,32 @@ def build_parser():
     )
     dagger.add_argument("--learning-rate", type=float, default=None, help="Adam's, each round")
 
+    held_keys = commands.add_parser(
+        "held-keys",
+        help="can the architecture tell which two keys it holds? fresh models trained on "
+        "states holding the Gem's two lock colours or one of them, tested on held-out pairs",
+    )
+    held_keys.add_argument("--agent", default="relational", choices=AGENT_CHOICES)
+    held_keys.add_argument("--preset", default="bridge-medium", choices=PRESET_CHOICES)
+    held_keys.add_argument(
+        "--sizes",
+        type=_positive_int,
+        nargs="+",
+        default=[250, 1000, 4000, 16000],
+        help="training-set sizes, a fresh model each (250 1000 4000 16000)",
+    )
+    held_keys.add_argument(
+        "--updates", type=_positive_int, default=3000, help="Adam updates per model (3000)"
+    )
+    held_keys.add_argument(
+        "--model-config",
+        type=_json_object("--model-config"),
+        default={},
+        help="JSON object of architecture overrides, as for train",
+    )
+    held_keys.add_argument("--seed", type=int, default=0, help="pairs held out, states, models")
+    held_keys.add_argument("--output", default=None, help="also write the result here (JSON)")
+
     reproduce = commands.add_parser(
         "reproduce",
         help="the paper's comparison (Figure 4) at a preset: both agents x seeds trained "

@@ -5,11 +5,14 @@ tools to look inside them.
     rollout.py   how an agent plays a batch of boards (training's checks and the analysis alike)
     training/    IMPALA set-up and presets, the training loop, run directories and checkpoints
     analysis/    evaluation, explanations, the logic probe and every figure of one run
+    imitation/   supervised learning of the step-optimal oracle's moves (DAgger), the
+                 held-keys probe
     experiments/ sweeps of agents x seeds and the paper's comparison with its report
     commands.py  what each `keras-simplicial` command does (its arguments: keras_simplicial_cli)
 
-Imports run one way: training imports model and rollout; analysis imports training; experiments
-imports analysis and training; commands imports any of them; none imports back.
+Imports run one way: training imports model and rollout; analysis imports training; imitation
+imports analysis and training; experiments imports analysis and training; commands imports any of
+them; none imports back.
 
 The names below import from here (`from keras_simplicial.agents import build_agent_model`).
 Importing this package sets ``TF_USE_LEGACY_KERAS=1`` (unless the user set it) before TensorFlow is

@@ -328,6 +328,25 @@ def command_dagger(args):
     return 0
 
 
+def command_held_keys(args):
+    from keras_simplicial.agents.imitation.held_keys import held_keys_curve
+    from keras_simplicial.agents.training.impala import PRESETS
+
+    preset = PRESETS[args.preset]
+    curve = held_keys_curve(
+        args.agent,
+        preset["env"],
+        preset["env_config"],
+        sizes=tuple(args.sizes),
+        updates=args.updates,
+        model_overrides=args.model_config,
+        seed=args.seed,
+    )
+    print(curve.format())
+    _save_result(curve, args.output)
+    return 0
+
+
 def command_reproduce(args):
     from keras_simplicial.agents.experiments.reproduce import ReproduceOptions, reproduce
 
@@ -406,6 +425,7 @@ COMMANDS = {
     "policy-map": command_policy_map,
     "imitate": command_imitate,
     "dagger": command_dagger,
+    "held-keys": command_held_keys,
     "reproduce": command_reproduce,
     "sweep": command_sweep,
 }

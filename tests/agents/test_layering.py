@@ -1,5 +1,6 @@
 """Imports run one way (agents/__init__.py): the layers import no env or agent, the envs no agent
-and not the command line, training no analysis or experiment, analysis no experiment."""
+and not the command line, training no analysis or experiment, analysis no experiment, imitation no
+experiment; nothing below imitation imports it."""
 
 import ast
 from pathlib import Path
@@ -16,23 +17,35 @@ FORBIDDEN = {
     ),
     "envs": ("keras_simplicial.agents", "keras_simplicial_cli"),
     "agents/model": (
+        "keras_simplicial.agents.imitation",
         "keras_simplicial.agents.training",
         "keras_simplicial.agents.analysis",
         "keras_simplicial.agents.experiments",
         "keras_simplicial_cli",
     ),
     "agents/rollout.py": (
+        "keras_simplicial.agents.imitation",
         "keras_simplicial.agents.training",
         "keras_simplicial.agents.analysis",
         "keras_simplicial.agents.experiments",
         "keras_simplicial_cli",
     ),
     "agents/training": (
+        "keras_simplicial.agents.imitation",
         "keras_simplicial.agents.analysis",
         "keras_simplicial.agents.experiments",
         "keras_simplicial_cli",
     ),
-    "agents/analysis": ("keras_simplicial.agents.experiments", "keras_simplicial_cli"),
+    "agents/analysis": (
+        "keras_simplicial.agents.imitation",
+        "keras_simplicial.agents.experiments",
+        "keras_simplicial_cli",
+    ),
+    "agents/imitation": (
+        "keras_simplicial.agents.experiments",
+        "keras_simplicial.agents.commands",
+        "keras_simplicial_cli",
+    ),
     "agents/experiments": ("keras_simplicial.agents.commands", "keras_simplicial_cli"),
 }
 

@@ -1,0 +1,143 @@
+"""Tie-aware DAgger: the set loss; a small run that learns, resumes, and loads like a checkpoint."""
+
+import json
+import os
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from keras_simplicial.agents.imitation.dagger import (  # noqa: E402
+    DaggerConfig,
+    run_dagger,
+    set_loss_and_hits,
+)
+from keras_simplicial.agents.imitation.dagger_directory import DaggerDirectory  # noqa: E402
+
+SMALL = dict(
+    agent="relational",
+    preset="easy",
+    seed=3,
+    oracle_episodes=200,
+    rounds=0,
+    episodes_per_round=30,
+    horizon=30,
+    max_epochs=12,
+    batch_size=32,
+    learning_rate=3e-3,
+    held_out_episodes=40,
+    validation_episodes=32,
+)
+
+
+def test_the_loss_is_minus_log_the_probability_of_the_optimal_set():
+    logits = np.log(np.asarray([[0.1, 0.2, 0.3, 0.4], [0.7, 0.1, 0.1, 0.1]], np.float32))
+    optimal = np.asarray([[True, False, True, False], [False, True, False, False]])
+    loss, hits = set_loss_and_hits(tf.constant(logits), tf.constant(optimal))
+    np.testing.assert_allclose(loss.numpy(), [-np.log(0.4), -np.log(0.1)], rtol=1e-5)
+    np.testing.assert_array_equal(hits.numpy(), [0.0, 0.0])
+    _, hits = set_loss_and_hits(tf.constant(logits), tf.constant(~optimal))
+    np.testing.assert_array_equal(hits.numpy(), [1.0, 1.0])
+
+
+def test_bad_settings_are_named():
+    with pytest.raises(ValueError, match="agent must be one of"):
+        DaggerConfig(agent="graph")
+    with pytest.raises(ValueError, match="preset must be one of"):
+        DaggerConfig(preset="huge")
+    with pytest.raises(ValueError, match="horizon must be an int >= 1"):
+        DaggerConfig(horizon=0)
+    with pytest.raises(ValueError, match="unknown DAgger settings"):
+        DaggerConfig.from_json({"epochs": 3})
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dagger") / "run"
+    lines = []
+    history = run_dagger(DaggerConfig(**SMALL), out, log=lines.append)
+    return out, history, lines
+
+
+def test_a_small_run_learns_the_oracle_and_writes_its_files(small_run):
+    out, history, lines = small_run
+    (round0,) = history["rounds"]
+    losses = [epoch["loss"] for epoch in round0["epochs"]]
+    assert losses[-1] < 0.7 * losses[0], losses
+    assert round0["epochs"][-1]["held_out_accuracy"] > 0.6
+    assert round0["labelled_moves"] == round0["new_moves"] > 200
+    assert set(round0["greedy"]) == {"all"}  # the easy preset has no length-2 puzzles
+    assert history["best"]["round"] == 0
+    directory = DaggerDirectory(out)
+    assert directory.policy_file.is_file() and (directory.best_dir / "policy.keras").is_file()
+    assert json.loads(directory.history_file.read_text()) == history
+    assert any(line.startswith("round 0: greedy win rate") for line in lines)
+
+
+def test_a_run_resumes_with_more_rounds_and_refuses_other_settings(small_run, tmp_path):
+    import shutil
+
+    out, history, _ = small_run
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    directory = DaggerDirectory(copy)
+    with pytest.raises(ValueError, match="other settings \\(seed\\)"):
+        run_dagger(DaggerConfig(**{**SMALL, "seed": 4}), copy, log=lambda line: None)
+    config = DaggerConfig(**{**SMALL, "rounds": 1})
+    directory.extend(config)
+    lines = []
+    resumed = run_dagger(config, copy, log=lines.append)
+    assert lines[0].startswith(f"resumed {copy}: round 1, epoch")
+    first, second = resumed["rounds"]
+    assert first == history["rounds"][0]
+    assert second["round"] == 1 and second["new_moves"] > 0
+    assert second["labelled_moves"] == first["labelled_moves"] + second["new_moves"]
+    assert 0.0 <= second["accuracy_on_new_states"] <= 1.0
+
+
+def test_the_models_load_like_checkpoints_and_evaluate(small_run, tmp_path):
+    from keras_simplicial.agents.analysis.evaluation import evaluate_checkpoint
+    from keras_simplicial.agents.training.checkpoints import load_attention_agent
+
+    out, _, _ = small_run
+    for path in (out, out / "best", out / "best" / "policy.keras"):
+        agent, arguments = load_attention_agent(path)
+        assert agent.kind == "relational" and arguments.env == "BoxWorld-v0"
+        assert agent.logits(np.zeros((2, *agent.observation_shape), np.uint8)).shape == (2, 4)
+    report = evaluate_checkpoint(
+        out / "best", episodes=16, explore=False, output=tmp_path / "evaluation.json"
+    )
+    assert report["agent"] == "relational" and report["overall"]["episodes"] == 16
+    assert json.loads((tmp_path / "evaluation.json").read_text())["explore"] is False
+    with pytest.raises(FileNotFoundError, match="no run.json"):
+        lone = tmp_path / "lone"
+        lone.mkdir()
+        (lone / "policy.keras").write_bytes((out / "policy.keras").read_bytes())
+        load_attention_agent(lone)
+
+
+def test_the_command_line_maps_every_flag_to_a_setting(tmp_path):
+    import dataclasses
+
+    import keras_simplicial_cli as cli
+
+    fields = {field.name for field in dataclasses.fields(DaggerConfig)}
+    parser = cli.build_parser()
+    args = parser.parse_args(["dagger", "--out", str(tmp_path / "r"), "--horizon", "40"])
+    given = {name for name, value in vars(args).items() if value is not None}
+    assert {flag[2:].replace("-", "_") for flag, _ in cli.DAGGER_COUNTS} <= fields
+    assert given - {"command", "out", "resume", "verbose"} == {"horizon"}
+    with pytest.raises(SystemExit):
+        parser.parse_args(["dagger", "--out", "r", "--horizon", "0"])
+
+
+def test_resume_keeps_the_settings_and_a_new_run_needs_a_free_directory(small_run, capsys):
+    import keras_simplicial_cli as cli
+
+    out, _, _ = small_run
+    assert cli.main(["dagger", "--out", str(out), "--resume", "--agent", "simplicial"]) == 2
+    assert "only --rounds and --max-labelled-moves may change" in capsys.readouterr().err
+    assert cli.main(["dagger", "--out", str(out)]) == 2
+    assert "pass --resume to continue it" in capsys.readouterr().err
