@@ -64,6 +64,17 @@ class Integer:
 
 
 @dataclasses.dataclass(frozen=True)
+class Boolean:
+    """true or false (not 0, 1 or a string)."""
+
+    def accepts(self, value):
+        return isinstance(value, bool)
+
+    def describe(self):
+        return "true or false"
+
+
+@dataclasses.dataclass(frozen=True)
 class OneOf:
     """One of `choices`."""
 

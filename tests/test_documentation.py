@@ -125,6 +125,8 @@ def test_the_docs_show_every_command():
         "plot-types",
         "policy-map",
         "imitate",
+        "dagger",
+        "held-keys",
         "play",
         "reproduce",
     }

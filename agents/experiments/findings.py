@@ -223,6 +223,7 @@ def findings(options, run_dirs, throughput):
         plot_per_type_win_rates,
     )
     from keras_simplicial.agents.training.impala import PRESETS
+    from keras_simplicial.agents.training.run_arguments import RunArguments
     from keras_simplicial.agents.training.run_directory import RunDirectory
 
     preset = PRESETS[options.preset]
@@ -300,7 +301,13 @@ def findings(options, run_dirs, throughput):
     machines = {
         entry["machine"] for d in dirs.values() for entry in RunDirectory(d).read_machines()
     }
-    deviations, kept = paper_deviations(options, preset, machines or {"unrecorded machines"})
+    trained_with = {
+        f"{agent}-seed{seed}": RunArguments.read(RunDirectory(d).run_file).overrides
+        for (agent, seed), d in dirs.items()
+    }
+    deviations, kept = paper_deviations(
+        options, preset, machines or {"unrecorded machines"}, trained_with
+    )
     return Findings(
         preset=preset,
         deviations=deviations,

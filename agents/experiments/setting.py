@@ -3,11 +3,17 @@ puzzles, the 2-simplicial block, the IMPALA recipe and the actors, each read fro
 Table 1 (`PAPER_IMPALA_HYPERPARAMETERS`) and the architecture's defaults (`PAPER_DEFAULTS`),
 never retyped.
 
-    rows, kept = paper_deviations(options, PRESETS["bridge-small"], machines)
+    rows, kept = paper_deviations(options, PRESETS["bridge-small"], machines, trained_with)
     # rows: [(what, these runs, the paper)]; kept: [(Table 1 key, value)] the runs share
+    # trained_with: {run name: the IMPALA overrides of its run.json}, what the recipe rows read
+
+The recipe rows describe what the runs trained with, read from their own run.json files: a run
+keeps the gradient clipping it started with when it resumes, whatever a new run would do now.
 """
 
 import json
+
+from keras_simplicial.agents.training.run_arguments import CLIP_EACH_VARIABLE
 
 PLAN_BOARDS = 2000  # boards on which the oracle's shortest plans are measured
 # The paper's 2-simplicial block where PAPER_DEFAULTS (agents/model/architecture.py) deviates from
@@ -25,11 +31,6 @@ RECIPE_LABELS = {
 }
 
 NOT_RECIPE = ("min_time_s_per_iteration",)  # how often a metrics row is written, not training
-# RLlib's old-stack IMPALA (TF) clips each gradient tensor's norm separately when its default
-# `_tf_policy_handles_more_than_one_loss=True` holds; the paper's code (RLlib 0.7) clipped the
-# global norm of all of them.
-EACH_TENSOR_FLAG = "_tf_policy_handles_more_than_one_loss"
-PAPER_CLIPS_EACH_TENSOR = False
 
 
 def number(value):
@@ -175,7 +176,7 @@ def gradient_clipping(setting):
     """What the gradient is clipped to: each tensor's norm or the global norm, or nothing."""
     if setting["grad_clip"] is None:
         return "none"
-    what = "each gradient tensor's norm" if setting[EACH_TENSOR_FLAG] else "the global norm"
+    what = "each gradient tensor's norm" if setting[CLIP_EACH_VARIABLE] else "the global norm"
     return f"{what} to {number(setting['grad_clip'])}"
 
 
@@ -185,16 +186,13 @@ def recipe_deviations(overrides):
     from keras_simplicial.agents.training.impala import PAPER_IMPALA_HYPERPARAMETERS
 
     keys = (
-        set(PAPER_IMPALA_HYPERPARAMETERS)
-        | set(overrides)
-        | {"num_epochs", "lr_schedule", EACH_TENSOR_FLAG}
+        set(PAPER_IMPALA_HYPERPARAMETERS) | set(overrides) | {"num_epochs", "lr_schedule"}
     ) - set(NOT_RECIPE)
-    ours = impala_setting(overrides, keys)
-    paper = {**impala_setting({}, keys), EACH_TENSOR_FLAG: PAPER_CLIPS_EACH_TENSOR}
+    ours, paper = impala_setting(overrides, keys), impala_setting({}, keys)
     combined = {
         "optimiser, learning rate": (learning_rate, {"opt_type", "lr", "lr_schedule"}),
         "batch": (batches, {"train_batch_size", "num_epochs"}),
-        "gradient clipping": (gradient_clipping, {"grad_clip", EACH_TENSOR_FLAG}),
+        "gradient clipping": (gradient_clipping, {"grad_clip", CLIP_EACH_VARIABLE}),
     }
     rows = [
         (what, describe(ours), describe(paper))
@@ -227,12 +225,47 @@ def actors(options, machines):
     return f"{layout}, on {', '.join(sorted(machines))} (CPU model x logical CPUs)"
 
 
-def paper_deviations(options, preset, machines):
+def runs_recipe_deviations(trained_with):
+    """`recipe_deviations` of runs that may differ: `trained_with` is {run name: its IMPALA
+    overrides}. Where the runs differ, a row gives each value with the runs that trained with it
+    (`value (run, run); value (run)`), and only what all of them share counts as kept."""
+    groups = {}
+    for name, overrides in trained_with.items():
+        groups.setdefault(json.dumps(overrides, sort_keys=True), []).append(name)
+    results = [(names, recipe_deviations(json.loads(key))) for key, names in groups.items()]
+    if len(results) == 1:
+        return results[0][1]
+    paper, order = {}, []
+    for _, (rows, _) in results:
+        for what, _, theirs in rows:
+            if what not in paper:
+                paper[what] = theirs
+                order.append(what)
+    merged = []
+    for what in order:
+        values = {}
+        for names, (rows, _) in results:
+            ours = {row[0]: row[1] for row in rows}.get(what, paper[what])
+            values.setdefault(ours, []).extend(names)
+        ours = "; ".join(f"{value} ({', '.join(sorted(names))})" for value, names in values.items())
+        merged.append((what, next(iter(values)) if len(values) == 1 else ours, paper[what]))
+    shared = set.intersection(*(set(kept) for _, (_, kept) in results))
+    return merged, sorted(shared)
+
+
+def paper_deviations(options, preset, machines, trained_with=None):
     """Every way these runs differ from the paper's, the same for both agents: ([(what, these
-    runs, the paper)], Table 1's hyperparameters kept as [(key, value)])."""
+    runs, the paper)], Table 1's hyperparameters kept as [(key, value)]).
+
+    `trained_with` ({run name: the IMPALA overrides of its run.json}) is what the recipe rows
+    describe; without it, what `options` would train now.
+    """
     from keras_simplicial.agents.training.impala import preset_overrides
 
-    recipe, kept = recipe_deviations(preset_overrides(preset, options.config))
+    if trained_with:
+        recipe, kept = runs_recipe_deviations(trained_with)
+    else:
+        recipe, kept = recipe_deviations(preset_overrides(preset, options.config))
     rows = (
         puzzle_deviations(preset)
         + architecture_deviations(options.model_config)

@@ -12,7 +12,12 @@
 
 `--resume`, `evaluate`, `plot` and the analysis commands read a run back from its run.json, so
 its keys are a file format: a new field needs an entry in `EARLIER_RUN_DEFAULTS` saying what runs
-written before it used.
+written before it used, and a new IMPALA setting that every run records in its overrides one in
+`EARLIER_RUN_OVERRIDES`.
+
+Every run's overrides say which gradient norm `grad_clip` caps (`CLIP_EACH_VARIABLE`): a new run
+clips the global norm, as the paper's code did; a run.json written before runs recorded it
+resumes clipping each variable's gradient, as it trained.
 """
 
 import dataclasses
@@ -37,6 +42,18 @@ EARLIER_RUN_DEFAULTS = {
     "sampler": "rllib",  # runs written before the batched sampler existed used RLlib's
 }
 
+# Which norm IMPALA's `grad_clip` caps, in RLlib's old-stack (TF) name for it: true clips each
+# variable's gradient separately (RLlib 2.60's default), false the global norm of all of them, as
+# the paper's code (RLlib 0.7) did. Every run records it in its overrides.
+CLIP_EACH_VARIABLE = "_tf_policy_handles_more_than_one_loss"
+# What a new run trains with unless its overrides say otherwise (`PAPER_IMPALA_HYPERPARAMETERS`).
+NEW_RUN_OVERRIDES = {CLIP_EACH_VARIABLE: False}
+# IMPALA settings that the overrides of run.json files written by earlier versions lack, and the
+# value those runs trained with.
+EARLIER_RUN_OVERRIDES = {
+    CLIP_EACH_VARIABLE: True,  # runs written before it was recorded clipped each variable
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class RunArguments:
@@ -47,7 +64,8 @@ class RunArguments:
         agent: "relational" or "simplicial".
         env_config: constructor arguments of the environment.
         model_overrides: architecture overrides of the agent model, and `jit_compile`.
-        overrides: further `IMPALAConfig` attributes (a preset's and `--config`'s).
+        overrides: further `IMPALAConfig` attributes (a preset's and `--config`'s), always
+            with `CLIP_EACH_VARIABLE` (false, the global norm, unless given).
         num_env_runners, num_envs_per_env_runner: rollout processes and boards per runner.
         seed: seeds the env runners and the model initialisation (None: unseeded).
         sampler: one of `SAMPLERS`.
@@ -69,6 +87,7 @@ class RunArguments:
             if not isinstance(value, dict):
                 raise ValueError(f"{name} must be a JSON object (dict), got {value!r}.")
             object.__setattr__(self, name, dict(value))
+        object.__setattr__(self, "overrides", {**NEW_RUN_OVERRIDES, **self.overrides})
         for name in ("num_env_runners", "num_envs_per_env_runner"):
             object.__setattr__(self, name, int(getattr(self, name)))
         architecture = dict(self.model_overrides)
@@ -132,8 +151,9 @@ class RunArguments:
     def from_json(cls, data, source="run.json"):
         """The arguments of a decoded run.json.
 
-        A field it lacks takes its value from `EARLIER_RUN_DEFAULTS`, else its default; `env` and
-        `agent` are required.
+        A field it lacks takes its value from `EARLIER_RUN_DEFAULTS`, else its default, and an
+        IMPALA setting its overrides lack from `EARLIER_RUN_OVERRIDES`; `env` and `agent` are
+        required.
         """
         if not isinstance(data, dict):
             raise ValueError(f"{source} must hold a JSON object, got {type(data).__name__}.")
@@ -150,18 +170,32 @@ class RunArguments:
         missing = [name for name in required if name not in data]
         if missing:
             raise ValueError(f"{source} lacks the key(s) {missing}.")
-        return cls(**{**EARLIER_RUN_DEFAULTS, **data})
+        data = {**EARLIER_RUN_DEFAULTS, **data}
+        overrides = data.get("overrides", {})
+        if isinstance(overrides, dict):  # anything else is refused, named, by the constructor
+            data["overrides"] = {**EARLIER_RUN_OVERRIDES, **overrides}
+        return cls(**data)
 
     def to_json(self):
         return dataclasses.asdict(self)
 
     def differences(self, other):
-        """The names of the fields whose values differ from `other`'s."""
-        return [
-            field.name
-            for field in dataclasses.fields(self)
-            if getattr(self, field.name) != getattr(other, field.name)
-        ]
+        """The names of the fields whose values differ from `other`'s; a JSON object's with the
+        keys that differ, e.g. `overrides (_tf_policy_handles_more_than_one_loss)`."""
+        found = []
+        for field in dataclasses.fields(self):
+            mine, theirs = getattr(self, field.name), getattr(other, field.name)
+            if mine == theirs:
+                continue
+            if isinstance(mine, dict) and isinstance(theirs, dict):
+                absent = object()
+                keys = sorted(
+                    k for k in {*mine, *theirs} if mine.get(k, absent) != theirs.get(k, absent)
+                )
+                found.append(f"{field.name} ({', '.join(keys)})")
+            else:
+                found.append(field.name)
+        return found
 
     @classmethod
     def read(cls, path):

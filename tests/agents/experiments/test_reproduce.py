@@ -155,16 +155,13 @@ def test_set_up_declares_every_deviation_from_the_paper():
         "RMSProp, 0.0002 constant",
     )
     assert deviations["entropy bonus"] == ("0.01", "0.005")
-    # RLlib 2.60's old-stack IMPALA clips each tensor; the paper's code (RLlib 0.7) the global norm.
-    assert deviations["gradient clipping"] == (
-        "each gradient tensor's norm to 40",
-        "the global norm to 40",
-    )
+    # A new run clips the global norm, as the paper's code (RLlib 0.7) did: no deviation.
+    assert "gradient clipping" not in deviations
     assert deviations["actors"][0] == (
         "64 boards sampled in the learner's process, on CPU x 2 (CPU model x logical CPUs)"
     )
     assert "63 workers per machine" in deviations["actors"][1]
-    assert dict(kept) == {
+    table_1_kept = {
         "decay": 0.99,
         "epsilon": 0.1,
         "momentum": 0.0,
@@ -172,19 +169,55 @@ def test_set_up_declares_every_deviation_from_the_paper():
         "vtrace_clip_pg_rho_threshold": 1.0,
         "vtrace_clip_rho_threshold": 1.0,
     }
-    # At the paper's scale only the architecture, the clipping and the actors differ.
+    assert dict(kept) == {**table_1_kept, "grad_clip": 40.0}
+    # At the paper's scale only the architecture and the actors differ.
     options = ReproduceOptions(preset="paper")
     rows, _ = setting.paper_deviations(options, PRESETS["paper"], {"CPU x 2"})
     assert [what for what, *_ in rows] == [
         "2-simplicial logits",
         "gain on the 2-simplicial branch",
-        "gradient clipping",
         "actors",
     ]
-    # Clipping the global norm, as the paper's code did, is no deviation and is kept.
-    rows, kept = setting.recipe_deviations({"_tf_policy_handles_more_than_one_loss": False})
-    assert "gradient clipping" not in dict((what, ours) for what, ours, _ in rows)
+
+
+def test_the_recipe_rows_describe_what_the_runs_trained_with():
+    """Read from each run's run.json: runs that clipped each variable's gradient declare it,
+    whatever a new run would do; runs that differ are named with each value."""
+    from keras_simplicial.agents.training.impala import PRESETS
+    from keras_simplicial.agents.training.run_arguments import CLIP_EACH_VARIABLE, RunArguments
+
+    preset = PRESETS["bridge-small"]["overrides"]
+    earlier = RunArguments.from_json(
+        {"env": "BridgeBoxWorld-v0", "agent": "relational", "overrides": preset}
+    ).overrides
+    new = RunArguments.from_preset("bridge-small", "relational").overrides
+    assert earlier[CLIP_EACH_VARIABLE] is True and new[CLIP_EACH_VARIABLE] is False
+
+    rows, kept = setting.runs_recipe_deviations(
+        {"relational-seed1": earlier, "simplicial-seed1": earlier}
+    )
+    assert dict((what, (ours, paper)) for what, ours, paper in rows)["gradient clipping"] == (
+        "each gradient tensor's norm to 40",
+        "the global norm to 40",
+    )
+    assert "grad_clip" not in dict(kept)
+    rows, kept = setting.runs_recipe_deviations({"relational-seed1": new})
+    assert "gradient clipping" not in [what for what, *_ in rows]
     assert ("grad_clip", 40.0) in kept
+
+    # Seeds added later to runs trained before: each value with its runs; the rest as one.
+    rows, kept = setting.runs_recipe_deviations(
+        {"relational-seed1": earlier, "simplicial-seed1": earlier, "relational-seed4": new}
+    )
+    deviations = {what: (ours, paper) for what, ours, paper in rows}
+    assert deviations["gradient clipping"] == (
+        "each gradient tensor's norm to 40 (relational-seed1, simplicial-seed1); "
+        "the global norm to 40 (relational-seed4)",
+        "the global norm to 40",
+    )
+    assert deviations["entropy bonus"] == ("0.01", "0.005")
+    assert "grad_clip" not in dict(kept) and dict(kept)["decay"] == 0.99
+    assert list(deviations) == [what for what, *_ in setting.recipe_deviations(earlier)[0]]
 
 
 def test_throughput_is_measured_once_per_preset_and_cluster(tmp_path, monkeypatch):

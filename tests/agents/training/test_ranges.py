@@ -6,6 +6,7 @@ import pytest
 
 from keras_simplicial.agents.model.architecture import MODEL_RANGES, PAPER_DEFAULTS
 from keras_simplicial.agents.ranges import (
+    Boolean,
     Integer,
     OneOf,
     OrNone,
@@ -30,6 +31,7 @@ from keras_simplicial.agents.training.impala import (
         (Integer(1), [1, 640], [0, 2.0, 2.5, True, "3"]),
         (OrNone(Real(low=0, low_open=True)), [None, 40.0], [0, -40]),
         (OneOf(("adam", "rmsprop")), ["adam"], ["sgd", 1]),
+        (Boolean(), [True, False], [0, 1, "false", None]),
         (Sequence(Integer(1)), [[256, 256], (12, 24)], [[], [256, "a"], 256]),
         (
             Schedule(Real(low=0, low_open=True)),

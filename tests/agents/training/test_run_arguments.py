@@ -5,13 +5,15 @@ import json
 import pytest
 
 from keras_simplicial.agents.training.run_arguments import (
+    CLIP_EACH_VARIABLE,
     DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
     DEFAULT_SAMPLER,
     RunArguments,
 )
 from keras_simplicial.agents.training.run_directory import RunDirectory
 
-# A run.json as written before the batched sampler existed: no "sampler" key.
+# A run.json as written before the batched sampler existed: no "sampler" key, and no gradient
+# clipping in its overrides (runs clipped each variable's gradient then).
 EARLIER_RUN = {
     "agent": "relational",
     "env": "BoxWorld-v0",
@@ -50,7 +52,7 @@ def test_written_and_read_back(tmp_path):
         "model_overrides": {},
         "num_env_runners": 0,
         "num_envs_per_env_runner": DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
-        "overrides": {"lr": 1e-3},
+        "overrides": {"lr": 1e-3, CLIP_EACH_VARIABLE: False},
         "sampler": DEFAULT_SAMPLER,
         "seed": 7,
     }
@@ -63,6 +65,43 @@ def test_an_earlier_run_json_still_loads_with_the_sampler_it_used(tmp_path):
     arguments = RunArguments.read(path)
     assert arguments.sampler == "rllib" and DEFAULT_SAMPLER == "batched"
     assert arguments.env_config == EARLIER_RUN["env_config"] and arguments.seed == 1
+
+
+def test_a_new_run_records_that_it_clips_the_global_norm(tmp_path):
+    path = tmp_path / "run.json"
+    for arguments in (
+        RunArguments(env="BoxWorld-v0", agent="relational", overrides={"lr": 1e-3}),
+        RunArguments.from_preset("bridge-medium", "simplicial", seed=1),
+    ):
+        assert arguments.overrides[CLIP_EACH_VARIABLE] is False
+        arguments.write(path)
+        assert json.loads(path.read_text())["overrides"][CLIP_EACH_VARIABLE] is False
+        assert RunArguments.read(path).overrides[CLIP_EACH_VARIABLE] is False
+
+
+def test_an_earlier_run_json_resumes_clipping_each_variable(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(EARLIER_RUN))
+    arguments = RunArguments.read(path)
+    assert arguments.overrides == {**EARLIER_RUN["overrides"], CLIP_EACH_VARIABLE: True}
+    # A new run of the same arguments would clip the global norm: the difference is named.
+    new = RunArguments(**EARLIER_RUN, sampler="rllib")
+    assert new.differences(arguments) == [f"overrides ({CLIP_EACH_VARIABLE})"]
+    # Written back (a run.json restored from a checkpoint's copy), it says so explicitly.
+    arguments.write(path)
+    assert json.loads(path.read_text())["overrides"][CLIP_EACH_VARIABLE] is True
+
+
+@pytest.mark.parametrize("each_variable", [True, False])
+def test_a_chosen_clipping_is_kept_new_or_earlier(tmp_path, each_variable):
+    chosen = {CLIP_EACH_VARIABLE: each_variable}
+    path = tmp_path / "run.json"
+    arguments = RunArguments.from_preset("easy", "relational", config=chosen)
+    assert arguments.overrides[CLIP_EACH_VARIABLE] is each_variable
+    arguments.write(path)
+    assert RunArguments.read(path) == arguments
+    path.write_text(json.dumps({**EARLIER_RUN, "overrides": chosen}))
+    assert RunArguments.read(path).overrides == chosen
 
 
 @pytest.mark.parametrize(

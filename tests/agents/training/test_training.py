@@ -8,7 +8,12 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from keras_simplicial.agents.training.impala import PAPER_IMPALA_HYPERPARAMETERS, impala_config  # noqa: E402
+from keras_simplicial.agents.training.impala import (  # noqa: E402
+    PAPER_IMPALA_HYPERPARAMETERS,
+    PRESETS,
+    impala_config,
+)
+from keras_simplicial.agents.training.run_arguments import CLIP_EACH_VARIABLE  # noqa: E402
 from keras_simplicial.agents.training.train import metrics_row, start_ray  # noqa: E402
 
 # Small batches so that an iteration takes a second or two on 2 cores.
@@ -79,6 +84,35 @@ def test_config_carries_table_1_and_rmsprop():
     for key, value in PAPER_IMPALA_HYPERPARAMETERS.items():
         assert getattr(config, key) == value, key
     assert config.model["custom_model"] == "simplicial_agent"
+
+
+def test_a_runs_config_clips_as_its_run_json_says(tmp_path):
+    """A new run clips the global norm; a run.json written before runs recorded it resumes
+    clipping each variable, as it trained; a choice given in the overrides is kept."""
+    import json
+
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+    from keras_simplicial.agents.training.train import algorithm_config
+
+    def clips_each_variable(arguments):
+        return getattr(algorithm_config(arguments), CLIP_EACH_VARIABLE)
+
+    new = RunArguments.from_preset("bridge-small", "simplicial", seed=1)
+    assert clips_each_variable(new) is False
+    earlier = {**new.to_json(), "overrides": dict(PRESETS["bridge-small"]["overrides"])}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(earlier))
+    assert clips_each_variable(RunArguments.read(path)) is True
+    for chosen in (True, False):
+        config = {CLIP_EACH_VARIABLE: chosen}
+        assert (
+            clips_each_variable(RunArguments.from_preset("easy", "relational", config=config))
+            is chosen
+        )
+        path.write_text(json.dumps({**earlier, "overrides": config}))
+        assert clips_each_variable(RunArguments.read(path)) is chosen
+    with pytest.raises(ValueError, match=f"{CLIP_EACH_VARIABLE} must be true or false"):
+        impala_config(overrides={CLIP_EACH_VARIABLE: "false"})
 
 
 def test_config_rejects_bad_input():
@@ -223,14 +257,15 @@ def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session,
     assert not learner_thread.is_alive(), "algorithm.stop() stops the learner thread"
 
 
-@pytest.mark.parametrize("each_tensor", [True, False])
-def test_gradient_clipping_each_tensor_by_default_or_the_global_norm(ray_session, each_tensor):
-    """RLlib's old-stack IMPALA clips each variable's gradient (the reports declare it); with
-    `_tf_policy_handles_more_than_one_loss` false the global norm, as the paper's code did."""
+@pytest.mark.parametrize("each_tensor", [False, True])
+def test_gradient_clipping_the_global_norm_by_default_or_each_tensor(ray_session, each_tensor):
+    """IMPALA clips the global norm of the gradient, as the paper's code did; with
+    `_tf_policy_handles_more_than_one_loss` true each variable's gradient separately (RLlib
+    2.60's default, with which the committed runs trained)."""
     clip = 1e-3  # far below any real gradient: every variable's gradient is at the cap
     overrides = {"grad_clip": clip}
-    if not each_tensor:
-        overrides["_tf_policy_handles_more_than_one_loss"] = False
+    if each_tensor:
+        overrides[CLIP_EACH_VARIABLE] = True
     algorithm = quick_algorithm("relational", overrides)
     try:
         variables = len(algorithm.get_policy().model.trainable_variables())
