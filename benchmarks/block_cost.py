@@ -3,7 +3,9 @@
 The paper reports a gradient step of 80 ms (simplicial) vs 35 ms (relational), a ratio of 2.3.
 Here both blocks run at the paper's configuration (batch 1280 x 40 entities x 64; the simplicial
 block also carries its 2 virtual entities), compiled with XLA (tf.function(jit_compile=True)),
-and are timed alternately in the same process so that machine load affects both alike.
+and are timed alternately in the same process so that machine load affects them alike. A third
+block is the simplicial one with the trilinear form of Roy et al. (`simplicial_form="trilinear"`:
+trilinear logits, values u^1_j * u^2_k, no B).
 
     KERAS_BACKEND=tensorflow python benchmarks/block_cost.py [--repeats 30]
 """
@@ -25,13 +27,21 @@ from keras_simplicial import TransformerBlock, TwoSimplicialTransformerBlock  # 
 
 
 def multiply_adds(
-    entities, features, heads=2, key_dim=32, feedforward=64, virtual=0, simplicial_dim=48
+    entities,
+    features,
+    heads=2,
+    key_dim=32,
+    feedforward=64,
+    virtual=0,
+    simplicial_dim=48,
+    form="scalar_product",
 ):
     """Multiply-adds per sample of one forward pass, counting the matmuls / contractions as the
     blocks compute them (virtual=0: the relational block). The backward pass differentiates
     every product with respect to both operands (inputs included), 2x the forward count, so the
     forward+backward ratio of the two blocks equals the forward ratio. Elementwise work
-    (LayerNorm, softmax, the scalar product's polynomial) is left out."""
+    (LayerNorm, softmax, the scalar product's polynomial) is left out; the trilinear form's
+    elementwise products p_i * l^1_j and u^1_j * u^2_k are counted, being d-wide per entry."""
     n, m, width = entities, virtual, heads * key_dim
     length = n + m
     count = {
@@ -41,7 +51,18 @@ def multiply_adds(
         "feed-forward g": length * (width + (simplicial_dim if m else 0)) * feedforward
         + length * feedforward * features,
     }
-    if m:
+    if m and form == "trilinear":
+        d = simplicial_dim
+        count.update(
+            {
+                "p projection (standard entities)": n * features * d,
+                "l1, l2, u1, u2 projection (virtual entities)": m * features * 4 * d,
+                "trilinear logits (p * l1) . l2": n * m * d + n * m * m * d,
+                "u1_j * u2_k, all M^2 pairs": m * m * d,
+                "sum_jk weights x (u1_j * u2_k)": n * m * m * d,
+            }
+        )
+    elif m:
         d = simplicial_dim
         count.update(
             {
@@ -96,64 +117,82 @@ def main():
     relational = gradient_step(
         TransformerBlock(num_heads=2, key_dim=32, feedforward_dim=64), standard
     )
-    simplicial = gradient_step(
-        TwoSimplicialTransformerBlock(
-            num_virtual_entities=args.virtual,
-            num_heads=2,
-            key_dim=32,
-            num_simplicial_heads=1,
-            simplicial_key_dim=48,
-            feedforward_dim=64,
-        ),
-        with_virtual,
-    )
+    simplicial_blocks = {
+        form: gradient_step(
+            TwoSimplicialTransformerBlock(
+                num_virtual_entities=args.virtual,
+                num_heads=2,
+                key_dim=32,
+                num_simplicial_heads=1,
+                simplicial_key_dim=48,
+                feedforward_dim=64,
+                simplicial_form=form,
+            ),
+            with_virtual,
+        )
+        for form in ("scalar_product", "trilinear")
+    }
+    steps = [
+        ("relational", relational, standard),
+        ("simplicial", simplicial_blocks["scalar_product"], with_virtual),
+        ("trilinear", simplicial_blocks["trilinear"], with_virtual),
+    ]
     for _ in range(args.warmup):
-        timed(relational, standard)
-        timed(simplicial, with_virtual)
-    times = {"relational": [], "simplicial": []}
+        for _, step, x in steps:
+            timed(step, x)
+    times = {name: [] for name, _, _ in steps}
     for r in range(args.repeats):
-        # Alternate which block goes first, so neither always follows the other.
-        order = [("relational", relational, standard), ("simplicial", simplicial, with_virtual)]
-        for name, step, x in order if r % 2 == 0 else order[::-1]:
+        # Rotate which block goes first, so none always follows another.
+        for name, step, x in steps[r % 3 :] + steps[: r % 3]:
             times[name].append(timed(step, x))
-    rel = statistics.median(times["relational"])
-    simp = statistics.median(times["simplicial"])
-    ratios = [s / r for s, r in zip(times["simplicial"], times["relational"])]
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    rel = medians["relational"]
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"TensorFlow {tf.__version__}, Keras {keras.__version__}"
     )
     print(
         f"config: batch {args.batch} x {args.entities} entities x {args.features} "
-        f"(+{args.virtual} virtual for the simplicial block), XLA, {args.repeats} alternating "
+        f"(+{args.virtual} virtual for the simplicial blocks), XLA, {args.repeats} rotating "
         f"repeats after {args.warmup} warm-up"
     )
-    print(
-        f"relational (TransformerBlock)              median {rel * 1e3:8.2f} ms  "
-        f"(min {min(times['relational']) * 1e3:.2f})"
-    )
-    print(
-        f"simplicial (TwoSimplicialTransformerBlock) median {simp * 1e3:8.2f} ms  "
-        f"(min {min(times['simplicial']) * 1e3:.2f})"
-    )
-    print(
-        f"ratio simplicial / relational: {simp / rel:.3f} (ratio of medians), "
-        f"{statistics.median(ratios):.3f} (median of per-round ratios); paper: 80/35 = 2.29"
-    )
-    rel_count = multiply_adds(args.entities, args.features)
-    simp_count = multiply_adds(args.entities, args.features, virtual=args.virtual)
-    print("forward multiply-adds per sample:")
-    for name in simp_count:
+    labels = {
+        "relational": "relational (TransformerBlock)",
+        "simplicial": "simplicial (TwoSimplicialTransformerBlock)",
+        "trilinear": 'trilinear (simplicial_form="trilinear")',
+    }
+    for name, label in labels.items():
         print(
-            f"  {name:42s} relational {rel_count.get(name, 0):>9,}  "
-            f"simplicial {simp_count[name]:>9,}"
+            f"{label:43s}median {medians[name] * 1e3:8.2f} ms  (min {min(times[name]) * 1e3:.2f})"
         )
-    rel_total, simp_total = sum(rel_count.values()), sum(simp_count.values())
-    print(f"  {'total':42s} relational {rel_total:>9,}  simplicial {simp_total:>9,}")
-    print(
-        f"multiply-add ratio simplicial / relational: {simp_total / rel_total:.3f} "
-        f"(the time ratio's floor if both blocks were purely compute-bound)"
-    )
+    for name in ("simplicial", "trilinear"):
+        ratios = [s / r for s, r in zip(times[name], times["relational"])]
+        paper = "; paper: 80/35 = 2.29" if name == "simplicial" else ""
+        print(
+            f"ratio {name} / relational: {medians[name] / rel:.3f} (ratio of medians), "
+            f"{statistics.median(ratios):.3f} (median of per-round ratios){paper}"
+        )
+    counts = {
+        "relational": multiply_adds(args.entities, args.features),
+        "simplicial": multiply_adds(args.entities, args.features, virtual=args.virtual),
+        "trilinear": multiply_adds(
+            args.entities, args.features, virtual=args.virtual, form="trilinear"
+        ),
+    }
+    print("forward multiply-adds per sample:")
+    terms = list(dict.fromkeys(term for count in counts.values() for term in count))
+    for term in terms:
+        print(
+            f"  {term:46s}"
+            + "  ".join(f"{name} {count.get(term, 0):>9,}" for name, count in counts.items())
+        )
+    totals = {name: sum(count.values()) for name, count in counts.items()}
+    print(f"  {'total':46s}" + "  ".join(f"{name} {t:>9,}" for name, t in totals.items()))
+    for name in ("simplicial", "trilinear"):
+        print(
+            f"multiply-add ratio {name} / relational: {totals[name] / totals['relational']:.3f} "
+            f"(the time ratio's floor if both blocks were purely compute-bound)"
+        )
 
 
 if __name__ == "__main__":

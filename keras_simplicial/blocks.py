@@ -252,6 +252,9 @@ class TwoSimplicialTransformerBlock(_Block):
         dropout: dropout rate on both attentions' probabilities.
         use_bias: whether both attentions' projections have biases.
         layer_norm_epsilon: epsilon of the layer normalisations.
+        simplicial_form: `form` of the 2-simplicial attention: "scalar_product" (the paper's
+            unsigned scalar product and B) or "trilinear" (Roy et al.'s trilinear logit and
+            elementwise product of two values; a virtual entity then takes its u^1_i).
         **kwargs: `kernel_initializer`, `bias_initializer`, `kernel_regularizer`,
             `bias_regularizer`, `kernel_constraint`, `bias_constraint` and `seed`, as in
             `TransformerBlock`; and the arguments of `keras.layers.Layer`.
@@ -284,6 +287,7 @@ class TwoSimplicialTransformerBlock(_Block):
         dropout=0.0,
         use_bias=False,
         layer_norm_epsilon=1e-5,
+        simplicial_form="scalar_product",
         **kwargs,
     ):
         super().__init__(
@@ -311,6 +315,7 @@ class TwoSimplicialTransformerBlock(_Block):
         self.simplicial_order = simplicial_order
         self.simplicial_epsilon = simplicial_epsilon
         self.simplicial_logit_scale = simplicial_logit_scale
+        self.simplicial_form = simplicial_form
         self.simplicial_attention = SimplicialAttention(
             num_heads=self.num_simplicial_heads,
             key_dim=self.simplicial_key_dim,
@@ -318,6 +323,7 @@ class TwoSimplicialTransformerBlock(_Block):
             order=simplicial_order,
             epsilon=simplicial_epsilon,
             logit_scale=simplicial_logit_scale,
+            form=simplicial_form,
             name="simplicial_attention",
             **self._attention_kwargs(),
         )
@@ -378,7 +384,8 @@ class TwoSimplicialTransformerBlock(_Block):
             return_attention_scores=return_attention_scores,
             training=training,
         )
-        a2 = ops.concatenate([_utils.merge_heads(a2), _utils.merge_heads(u)], axis=1)
+        own = u[0] if simplicial.form == "trilinear" else u  # eq. (1_simp_virtual_update)
+        a2 = ops.concatenate([_utils.merge_heads(a2), _utils.merge_heads(own)], axis=1)
         v_prime = ops.concatenate([_utils.merge_heads(a1), self.simplicial_norm(a2)], axis=-1)
         outputs = self._update(inputs, v_prime)
         if return_attention_scores:
@@ -410,6 +417,7 @@ class TwoSimplicialTransformerBlock(_Block):
                 "simplicial_order": self.simplicial_order,
                 "simplicial_epsilon": self.simplicial_epsilon,
                 "simplicial_logit_scale": self.simplicial_logit_scale,
+                "simplicial_form": self.simplicial_form,
                 "simplicial_gain_initializer": initializers.serialize(
                     self.simplicial_gain_initializer
                 ),

@@ -1,4 +1,4 @@
-"""2-simplicial (and k-simplicial) multi-head attention, eq. (Bformula)."""
+"""2-simplicial (and k-simplicial) multi-head attention, eq. (Bformula), and its trilinear form."""
 
 import keras
 from keras import constraints, initializers, ops, regularizers
@@ -16,14 +16,25 @@ TILE_THRESHOLD = 2**21
 TILE_BUDGET = 2**19
 
 LOGIT_SCALES = ("auto", "a float > 0", "None (the paper's unscaled logits)")
+# "scalar_product": the paper's unsigned scalar product and B (the default); "trilinear": the
+# (k+1)-linear form and elementwise products of values (Roy et al.).
+FORMS = ("scalar_product", "trilinear")
 
 
-def resolve_logit_scale(logit_scale, key_dim, order):
-    """The factor on the (order+1)-fold unsigned scalar product; see `SimplicialAttention`.
+def check_form(form):
+    if form not in FORMS:
+        raise ValueError(f"`form` must be one of {FORMS}, received form={form!r}.")
+    return form
 
-    "auto" is key_dim^(-order/2): a product of order+1 norms of key_dim-wide projections grows as
-    key_dim^((order+1)/2) and its spread over key tuples as key_dim^(order/2), so this keeps the
-    logits' spread of order 1 at initialisation, as 1/sqrt(key_dim) does for dot products.
+
+def resolve_logit_scale(logit_scale, key_dim, order, form="scalar_product"):
+    """The factor on the logits; see `SimplicialAttention`.
+
+    "auto" for the unsigned scalar product is key_dim^(-order/2): a product of order+1 norms of
+    key_dim-wide projections grows as key_dim^((order+1)/2) and its spread over key tuples as
+    key_dim^(order/2), so this keeps the logits' spread of order 1 at initialisation, as
+    1/sqrt(key_dim) does for dot products. The trilinear form is a sum of key_dim products of
+    coordinates, whose spread grows as key_dim^(1/2) whatever the order: "auto" is 1/sqrt(key_dim).
     """
     if logit_scale is None:
         return 1.0
@@ -33,7 +44,8 @@ def resolve_logit_scale(logit_scale, key_dim, order):
                 f"`logit_scale` must be one of {LOGIT_SCALES}, "
                 f"received logit_scale={logit_scale!r}."
             )
-        return float(key_dim) ** (-order / 2.0)
+        exponent = 0.5 if check_form(form) == "trilinear" else order / 2.0
+        return float(key_dim) ** (-exponent)
     if (
         isinstance(logit_scale, bool)
         or not isinstance(logit_scale, (int, float))
@@ -61,6 +73,11 @@ def _place(x, axes, rank):
 def _split_axis(x, axis, outer, inner):
     shape = list(ops.shape(x))
     return ops.reshape(x, shape[:axis] + [outer, inner] + shape[axis + 1 :])
+
+
+def _first(u):
+    """u, or u^1 of the trilinear form's list [u^1, ..., u^k]."""
+    return u[0] if isinstance(u, (list, tuple)) else u
 
 
 class _PerHeadInitializer:
@@ -92,10 +109,26 @@ class SimplicialAttention(keras.layers.Layer):
     $\langle p_i, l^1_{j_1}, \ldots, l^k_{j_k} \rangle$ (Definition A.4) and the value is
     $B(u_{j_1} \otimes \cdots \otimes u_{j_k})$ with $B: H^{\otimes k} \to H$.
 
+    `form="trilinear"` replaces both the logit and the value by the form of Roy et al. ("Fast and
+    Simplex: 2-Simplicial Attention in Triton", 2025, their trilinear 2-simplicial attention):
+    the logit is the trilinear form $\sum_d p_{i,d}\, l^1_{j,d}\, l^2_{k,d}$ and the value of a
+    pair is the elementwise product $u^1_j \odot u^2_k$ of two value projections
+    $u^1 = W^{U_1} f$, $u^2 = W^{U_2} f$, with no B:
+
+    $$v'_i = \sum_{j,k} \operatorname{softmax}_{(j,k)}\Big(\lambda \sum_d p_{i,d}\, l^1_{j,d}\,
+    l^2_{k,d}\Big)\; u^1_j \odot u^2_k .$$
+
+    With `order=k` the logit is the (k+1)-linear form $\sum_d p_{i,d} \prod_a l^a_{j_a,d}$ and
+    the value $u^1_{j_1} \odot \cdots \odot u^k_{j_k}$ (k value projections). Its logits are signed
+    and depend on the coordinates (a rotation of all vectors changes them), whereas the unsigned
+    scalar product depends only on their Gram matrix; the paper's form stays the default.
+
     Cost per head: the logits come from Gram entries (p.l: N x M, l.l: M x M, norms), so no
     [N, M, M, d] tensor is formed; $B(u_j \otimes u_k)$ is computed once per key pair
     ($O(M d^3 + M^2 d^2)$) and the output is a matmul [N, M^2] x [M^2, d]. Time
-    $O(N M^2 d + M d^3)$, memory $O(N M^2)$.
+    $O(N M^2 d + M d^3)$, memory $O(N M^2)$. The trilinear form's logits are
+    $(p_i \odot l^1_j) \cdot l^2_k$, a matmul [N M, d] x [d, M], and its values
+    $u^1_j \odot u^2_k$ cost $M^2 d$: time $O(N M^2 d)$, memory $O(N M^2 + N M d)$.
     Above a size threshold (`tile_size="auto"`) key tuples are processed in tiles over j_1 with an
     online softmax (as flash attention tiles keys): memory O(N M^(k-1)) instead of O(N M^k).
 
@@ -107,15 +140,15 @@ class SimplicialAttention(keras.layers.Layer):
         dropout: dropout rate on the attention probabilities.
         use_bias: whether the p, l, u projections have biases (the original had none).
         epsilon: added under the square root of the scalar product, so that gradients stay finite
-            at pairwise orthogonal or zero vectors.
+            at pairwise orthogonal or zero vectors (unused by the trilinear form).
         logit_scale: factor on the logits. "auto" (default): key_dim^(-order/2), 1/48 for the
             paper's head, which keeps the joint softmax over key tuples out of saturation at
-            initialisation, as 1/sqrt(key_dim) does in `MultiHeadAttention`. `None` (or 1.0): the
-            paper's unscaled logits, as in the original code; with 48-wide projections of
-            layer-normed entities they are of order 10^2 and put > 0.99 of every query's
-            probability on one key pair from the first step, so the query and key projections
-            get almost no gradient (docs/benchmarks.md, "2-simplicial attention at
-            initialisation"). A float: that factor.
+            initialisation, as 1/sqrt(key_dim) does in `MultiHeadAttention`; 1/sqrt(key_dim) for
+            the trilinear form. `None` (or 1.0): the paper's unscaled logits, as in the original
+            code; with 48-wide projections of layer-normed entities they are of order 10^2 and
+            put > 0.99 of every query's probability on one key pair from the first step, so the
+            query and key projections get almost no gradient (docs/benchmarks.md, "2-simplicial
+            attention at initialisation"). A float: that factor.
         tile_size: "auto" (tiled above a size threshold), None (never tile) or a positive integer
             (always tile, with at most this many j_1 per tile). The tiled path is used only when
             neither attention scores nor training-time dropout are requested.
@@ -127,10 +160,13 @@ class SimplicialAttention(keras.layers.Layer):
         kernel_constraint: as in `keras.layers.MultiHeadAttention`; also applies to B.
         bias_constraint: as in `keras.layers.MultiHeadAttention`.
         seed: seed of the dropout.
+        form: "scalar_product" (default): the paper's unsigned scalar product as logit and
+            B(u_{j_1} (x) ... (x) u_{j_k}) as value. "trilinear": the (k+1)-linear form as logit
+            and u^1_{j_1} (.) ... (.) u^k_{j_k} as value (Roy et al.), k value projections, no B.
 
     Call arguments:
         query: [B, N, Dq], source of p.
-        value: [B, M, Dv], source of u.
+        value: [B, M, Dv], source of u (u^1..u^k for the trilinear form).
         key: [B, M, Dk], source of l^1..l^k; defaults to `value`.
         attention_mask: boolean, broadcastable to [B, N, M, M] ([B, N] + [M] * order); True = may
             attend. Masked probabilities are exactly 0; a query with no allowed tuple outputs 0.
@@ -159,6 +195,7 @@ class SimplicialAttention(keras.layers.Layer):
         kernel_constraint=None,
         bias_constraint=None,
         seed=None,
+        form="scalar_product",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -172,8 +209,9 @@ class SimplicialAttention(keras.layers.Layer):
         self.dropout = _utils.check_rate("dropout", dropout)
         self.use_bias = bool(use_bias)
         self.epsilon = _utils.check_non_negative("epsilon", epsilon)
+        self.form = check_form(form)
         self.logit_scale = logit_scale
-        self._logit_scale = resolve_logit_scale(logit_scale, self.key_dim, order)
+        self._logit_scale = resolve_logit_scale(logit_scale, self.key_dim, order, form)
         if tile_size not in (None, "auto"):
             _utils.check_positive_int("tile_size", tile_size)
         self.tile_size = tile_size
@@ -227,8 +265,21 @@ class SimplicialAttention(keras.layers.Layer):
         ]
         self.key_biases = [self._add_bias(f"key{a + 1}_bias", width) for a in range(self.order)]
         value_width = self.num_heads * self._value_dim
-        self.value_kernel = self._add_kernel("value_kernel", (value_shape[-1], value_width))
-        self.value_bias = self._add_bias("value_bias", value_width)
+        # One value projection u (with B), or u^1..u^k for the trilinear form.
+        names = (
+            ["value"]
+            if self.form == "scalar_product"
+            else [f"value{a + 1}" for a in range(self.order)]
+        )
+        self.value_kernels = [
+            self._add_kernel(f"{name}_kernel", (value_shape[-1], value_width)) for name in names
+        ]
+        self.value_biases = [self._add_bias(f"{name}_bias", value_width) for name in names]
+        # u's kernel and bias (u^1's for the trilinear form), as the virtual entities' own value.
+        self.value_kernel, self.value_bias = self.value_kernels[0], self.value_biases[0]
+        if self.form == "trilinear":
+            self.B = None
+            return
         d = self._value_dim
         self.B = self._add_kernel(
             "B",
@@ -251,26 +302,40 @@ class SimplicialAttention(keras.layers.Layer):
         return [_utils.split_heads(l, self.num_heads) for l in ops.split(ls, self.order, axis=-1)]
 
     def project_value(self, value):
-        """u: [B, H, M, value_dim]."""
-        u = ops.matmul(value, self.value_kernel)
-        u = u if self.value_bias is None else u + self.value_bias
-        return _utils.split_heads(u, self.num_heads)
+        """u: [B, H, M, value_dim]; for the trilinear form the list [u^1, ..., u^k]."""
+        if len(self.value_kernels) == 1:
+            u = ops.matmul(value, self.value_kernel)
+            u = u if self.value_bias is None else u + self.value_bias
+        else:
+            u = ops.matmul(value, ops.concatenate(self.value_kernels, axis=1))
+            if self.use_bias:
+                u = u + ops.concatenate(self.value_biases, axis=0)
+        return self._split_values(u)
+
+    def _split_values(self, u):
+        """[B, M, (k) H value_dim] -> u [B, H, M, value_dim], or [u^1..u^k] (trilinear)."""
+        if self.form == "scalar_product":
+            return _utils.split_heads(u, self.num_heads)
+        return [_utils.split_heads(v, self.num_heads) for v in ops.split(u, self.order, axis=-1)]
 
     def project_keys_and_value(self, key_value):
         """([l^1, ..., l^k], u) from one sequence that is both key and value: one matmul with
-        the kernels of l^1..l^k and u side by side, [B, M, D] x [D, H (k key_dim + value_dim)]."""
-        kernels = list(self.key_kernels) + [self.value_kernel]
+        the kernels of l^1..l^k and u (u^1..u^k) side by side, [B, M, D] x [D, H (k key_dim +
+        value_dim)]."""
+        kernels = list(self.key_kernels) + list(self.value_kernels)
         projected = ops.matmul(key_value, ops.concatenate(kernels, axis=1))
         if self.use_bias:
-            projected = projected + ops.concatenate(list(self.key_biases) + [self.value_bias], 0)
+            biases = list(self.key_biases) + list(self.value_biases)
+            projected = projected + ops.concatenate(biases, 0)
         width = self.num_heads * self.key_dim
-        parts = ops.split(projected, [width * (a + 1) for a in range(self.order)], axis=-1)
-        heads = [_utils.split_heads(part, self.num_heads) for part in parts]
-        return heads[:-1], heads[-1]
+        ls, u = ops.split(projected, [width * self.order], axis=-1)
+        ls = [_utils.split_heads(l, self.num_heads) for l in ops.split(ls, self.order, axis=-1)]
+        return ls, self._split_values(u)
 
     # -------------------------------------------------------------------------------- attention
     def tensor_values(self, u):
-        """B(u_{j_1} (x) ... (x) u_{j_k}) for all key tuples: [B, H, M^k, value_dim].
+        """B(u_{j_1} (x) ... (x) u_{j_k}) for all key tuples: [B, H, M^k, value_dim]; for the
+        trilinear form u^1_{j_1} (.) ... (.) u^k_{j_k} (elementwise products).
 
         B's input slots are contracted one at a time, first u_{j_1} against B ([M, d] x [d, d^k]),
         then each further u_{j_a}, so no [M, M, d, d] tensor ever appears.
@@ -278,11 +343,14 @@ class SimplicialAttention(keras.layers.Layer):
         return self._contract_remaining(self._contract_first(u), u)
 
     def _contract_first(self, u):
-        """u_{j_1} against B's first slot: [B, H, M, d^(k-1) * d], cost O(M d^(k+1)) per head.
+        """u_{j_1} against B's first slot: [B, H, M, d^(k-1) * d], cost O(M d^(k+1)) per head
+        (the trilinear form: u^1 itself, [B, H, M, d]).
 
         One plain [B*M, d] x [d, d^k] matmul per head: XLA on CPU runs it several times faster
         than the equivalent batched einsum over heads.
         """
+        if self.form == "trilinear":
+            return u[0]
         d = self._value_dim
         b = ops.reshape(ops.cast(self.B, u.dtype), (self.num_heads, d, d**self.order))
         rows = _utils.dim(u, 2)
@@ -293,8 +361,15 @@ class SimplicialAttention(keras.layers.Layer):
         return ops.stack(per_head, axis=1)
 
     def _contract_remaining(self, t, u):
-        """t: [B, H, J, d^(s) * d] with the next slot leading -> [B, H, J * M^(k-1), d]."""
+        """t: [B, H, J, d^(s) * d] with the next slot leading -> [B, H, J * M^(k-1), d]; for the
+        trilinear form t: [B, H, J, d] times u^2..u^k elementwise, over all their tuples."""
         d = self._value_dim
+        if self.form == "trilinear":
+            for v in u[1:]:
+                rows = _utils.dim(t, 2)
+                t = ops.expand_dims(t, 3) * ops.expand_dims(v, 2)
+                t = ops.reshape(t, (-1, self.num_heads, rows * _utils.dim(v, 2), d))
+            return t
         for remaining in range(self.order - 1, 0, -1):
             rows = _utils.dim(t, 2)
             t = ops.reshape(t, (-1, self.num_heads, rows, d, d**remaining))
@@ -324,8 +399,25 @@ class SimplicialAttention(keras.layers.Layer):
                 entries[(a + 1, b + 1)] = ops.sum(products, axis=-1)
         return entries
 
+    def _logit_terms(self, p, ls):
+        """What the logits are computed from, in the softmax dtype: the Gram entries (`_gram`),
+        or for the trilinear form p and l^1..l^k themselves, keyed 0, 1, ..., k."""
+        if self.form == "scalar_product":
+            return self._gram(p, ls)
+        dtype = _utils.softmax_dtype(self.compute_dtype)
+        return {a: ops.cast(x, dtype) for a, x in enumerate([p] + list(ls))}
+
+    def _j1_axis(self, key):
+        """The axis of j_1 in the logit term `key`, or None if the term does not depend on j_1."""
+        if self.form == "trilinear":
+            return 2 if key == 1 else None  # l^1: [B, H, M, d]
+        a, b = key  # (1, b): [B, H, M, M] or [B, H, M]; (0, 1): [B, H, N, M]
+        return 2 if a == 1 else (3 if b == 1 else None)
+
     def _logits(self, entries):
         """<p_i, l^1_{j_1}, ..., l^k_{j_k}>: [B, H, N, M, ..., M] (eq. scalar_triple / defn)."""
+        if self.form == "trilinear":
+            return self._trilinear_logits(entries)
         rank = self.order + 3
 
         def gram(a, b):
@@ -336,12 +428,28 @@ class SimplicialAttention(keras.layers.Layer):
         logits = safe_sqrt(scalar_product_square_from_gram(gram, self.order + 1), self.epsilon)
         return logits if self._logit_scale == 1.0 else logits * self._logit_scale
 
+    def _trilinear_logits(self, terms):
+        """sum_d p_{i,d} l^1_{j_1,d} ... l^k_{j_k,d}: [B, H, N, M, ..., M] (Roy et al.).
+
+        (p_i (.) l^1_{j_1} (.) ... (.) l^(k-1)_{j_(k-1)}) . l^k_{j_k}: elementwise products, then
+        one batched matmul against l^k.
+        """
+        t = terms[0]  # [B, H, N, d]
+        for a in range(1, self.order):
+            l = terms[a]
+            for _ in range(a):  # [B, H, M, d] -> [B, H, 1, ..., 1, M, d]
+                l = ops.expand_dims(l, 2)
+            t = ops.expand_dims(t, -2) * l
+        axes = "ijklmnoqrs"[: self.order - 1]
+        logits = ops.einsum(f"bhp{axes}d,bhzd->bhp{axes}z", t, terms[self.order])
+        return logits if self._logit_scale == 1.0 else logits * self._logit_scale
+
     def _use_tiles(self, p, u, return_attention_scores, training):
         if self.tile_size is None or return_attention_scores:
             return None
         if self.dropout and training:
             return None
-        n, m = p.shape[2], u.shape[2]
+        n, m = p.shape[2], _first(u).shape[2]
         if m is None or (self.tile_size == "auto" and n is None):
             return None
         if self.tile_size == "auto":
@@ -351,7 +459,8 @@ class SimplicialAttention(keras.layers.Layer):
         return _largest_divisor_at_most(m, self.tile_size)
 
     def attend(self, p, ls, u, attention_mask=None, return_attention_scores=False, training=None):
-        """Attention from projected p [B,H,N,dk], ls (k x [B,H,M,dk]), u [B,H,M,dv].
+        """Attention from projected p [B,H,N,dk], ls (k x [B,H,M,dk]), u [B,H,M,dv] (for the
+        trilinear form the list u^1..u^k, k x [B,H,M,dv]).
 
         Returns ([B, H, N, dv], scores [B, H, N, M, ..., M] or None).
         """
@@ -366,27 +475,27 @@ class SimplicialAttention(keras.layers.Layer):
         tile = self._use_tiles(p, u, return_attention_scores, training)
         if tile is not None:
             return self._attend_tiled(p, ls, u, mask, tile), None
-        logits = self._logits(self._gram(p, ls))
+        logits = self._logits(self._logit_terms(p, ls))
         key_axes = tuple(range(3, 3 + self.order))
         scores = ops.cast(_utils.masked_softmax(logits, mask, key_axes), self.compute_dtype)
         weights = self._dropout_layer(scores, training=training) if self.dropout else scores
-        num_tuples = _utils.dim(u, 2) ** self.order
+        num_tuples = _utils.dim(_first(u), 2) ** self.order
         weights = ops.reshape(weights, (-1, self.num_heads, _utils.dim(p, 2), num_tuples))
         outputs = ops.matmul(weights, self.tensor_values(u))
         return outputs, (scores if return_attention_scores else None)
 
     def _attend_tiled(self, p, ls, u, mask, tile):
         """Online softmax over tiles of `tile` values of j_1 (all j_2..j_k at once)."""
-        m = u.shape[2]
+        m = _first(u).shape[2]
         num_tiles = m // tile
         dtype = _utils.softmax_dtype(self.compute_dtype)
-        entries = self._gram(p, ls)
-        # Everything that depends on j_1 gets a leading tile axis, taken one tile per step.
+        entries = self._logit_terms(p, ls)
+        # Everything that depends on j_1 gets a tile axis where j_1 was, taken one tile per step.
         tiled = {}
-        for (a, b), entry in entries.items():
-            if a == 1 or b == 1:
-                axis = 2 if a == 1 else 3  # (1, b): [B,H,M,M] ; (0, 1): [B,H,N,M] ; (1,1): [B,H,M]
-                tiled[(a, b)] = _split_axis(entry, axis, num_tiles, tile)
+        for key, entry in entries.items():
+            axis = self._j1_axis(key)
+            if axis is not None:
+                tiled[key] = (axis, _split_axis(entry, axis, num_tiles, tile))
         first = _split_axis(self._contract_first(u), 2, num_tiles, tile)
         if mask is not None:
             # Give the mask a full j_1 axis so it can be split into tiles.
@@ -398,8 +507,8 @@ class SimplicialAttention(keras.layers.Layer):
         def step(i, state):
             running_max, total, accumulator = state
             tile_entries = dict(entries)
-            for (a, b), entry in tiled.items():
-                tile_entries[(a, b)] = ops.take(entry, i, axis=2 if a == 1 else 3)
+            for key, (axis, entry) in tiled.items():
+                tile_entries[key] = ops.take(entry, i, axis=axis)
             logits = self._logits(tile_entries)
             tile_mask = None if mask is None else ops.take(mask, i, axis=3)
             if tile_mask is not None:
@@ -413,13 +522,14 @@ class SimplicialAttention(keras.layers.Layer):
             total = total * rescale + ops.sum(weights, axis=key_axes)
             values = self._contract_remaining(ops.take(first, i, axis=2), u)
             tuples = tile * m ** (self.order - 1)
-            weights = ops.reshape(ops.cast(weights, u.dtype), (-1, self.num_heads, n, tuples))
+            weights = ops.cast(weights, _first(u).dtype)
+            weights = ops.reshape(weights, (-1, self.num_heads, n, tuples))
             accumulator = accumulator * ops.expand_dims(rescale, -1) + ops.cast(
                 ops.matmul(weights, values), dtype
             )
             return new_max, total, accumulator
 
-        zeros = ops.zeros_like(entries[(0, 0)])
+        zeros = ops.zeros_like(ops.cast(p[..., 0], dtype))
         accumulator = ops.expand_dims(zeros, -1) + ops.zeros((self._value_dim,), dtype=dtype)
         initial = (zeros + _utils.MASK_LOGIT, zeros, accumulator)
         _, total, accumulator = ops.fori_loop(0, num_tiles, step, initial)
@@ -488,6 +598,7 @@ class SimplicialAttention(keras.layers.Layer):
                 "kernel_constraint": constraints.serialize(self.kernel_constraint),
                 "bias_constraint": constraints.serialize(self.bias_constraint),
                 "seed": self.seed,
+                "form": self.form,
             }
         )
         return config

@@ -5,6 +5,7 @@ itself against independent geometry."""
 import itertools
 
 import numpy as np
+from trilinear_reference import trilinear_attention
 
 
 def triple_vector_norm(a, b, c):
@@ -124,8 +125,9 @@ def simplicial_block(block, e):
     mask[n:, :] = True
     a1, scores = dot_attention(block.attention, x, mask)
     att = block.simplicial_attention
-    a2_std, simplicial_scores = simplicial_attention(att, x[:, :n], x[:, n:])
-    u = x[:, n:] @ np.asarray(att.value_kernel)
+    attention = trilinear_attention if att.form == "trilinear" else simplicial_attention
+    a2_std, simplicial_scores = attention(att, x[:, :n], x[:, n:])
+    u = x[:, n:] @ np.asarray(att.value_kernel)  # u^1 for the trilinear form
     a2 = np.concatenate([a2_std, u], axis=1)
     v = np.concatenate([a1, layer_norm(a2, block.simplicial_norm)], axis=-1)
     c = dense(dense(v, block.feedforward_hidden, relu=True), block.feedforward_output)

@@ -18,6 +18,7 @@ SCRIPT = textwrap.dedent(
     import numpy as np
     assert keras.backend.backend() == {backend!r}, keras.backend.backend()
     import loop_reference as reference
+    import trilinear_reference
     from keras_simplicial import (SimplicialAttention, TransformerBlock,
                                   TwoSimplicialTransformerBlock, VirtualEntities)
 
@@ -30,6 +31,16 @@ SCRIPT = textwrap.dedent(
         out = keras.ops.convert_to_numpy(layer(query, value, attention_mask=mask))
         expected, _ = reference.simplicial_attention(layer, query, value, mask=mask)
         np.testing.assert_allclose(out, expected, rtol=2e-4, atol=2e-4)
+    # The trilinear form (Roy et al.) against a direct einsum, orders 2 and 3, direct and tiled.
+    for order in (2, 3):
+        mask = rng.random((2, 5) + (4,) * order) < 0.7
+        for tile_size in (None, 2):
+            layer = SimplicialAttention(num_heads=2, key_dim=3, order=order, use_bias=True,
+                                        bias_initializer="random_normal", tile_size=tile_size,
+                                        form="trilinear")
+            out = keras.ops.convert_to_numpy(layer(query, value, attention_mask=mask))
+            expected, _ = trilinear_reference.trilinear_attention(layer, query, value, mask=mask)
+            np.testing.assert_allclose(out, expected, rtol=2e-4, atol=2e-4)
 
     e = rng.normal(size=(3, 7, 8)).astype("float32")
     block = TwoSimplicialTransformerBlock(num_heads=2, key_dim=4, simplicial_key_dim=4,
@@ -51,6 +62,8 @@ SCRIPT = textwrap.dedent(
     shared = TwoSimplicialTransformerBlock(num_heads=2, key_dim=4, simplicial_key_dim=4,
                                            feedforward_dim=8, name="block")
     x = shared(shared(x))
+    x = TwoSimplicialTransformerBlock(num_heads=2, key_dim=4, simplicial_key_dim=4,
+                                      feedforward_dim=8, simplicial_form="trilinear")(x)
     outputs = keras.layers.Dense(1)(keras.layers.GlobalMaxPooling1D()(x))
     model = keras.Model(inputs, outputs)
     model.compile(optimizer="adam", loss="mse", jit_compile={jit!r})

@@ -74,6 +74,32 @@ def test_simplicial_block_matches_reference(heads, simplicial_heads, virtual):
     np.testing.assert_allclose(np.asarray(out), expected, rtol=2e-4, atol=2e-4)
 
 
+@pytest.mark.parametrize("order", [2, 3])
+def test_simplicial_block_with_the_trilinear_form(order):
+    e = _entities(11, n=7)
+    block = TwoSimplicialTransformerBlock(
+        num_virtual_entities=3,
+        num_heads=2,
+        key_dim=3,
+        num_simplicial_heads=2,
+        simplicial_key_dim=4,
+        simplicial_order=order,
+        feedforward_dim=9,
+        simplicial_form="trilinear",
+    )
+    block.build(e.shape)
+    _randomise_norms(block)
+    out, _, simplicial_scores = block(e, return_attention_scores=True)
+    expected, _, expected_simplicial = reference.simplicial_block(block, e)
+    np.testing.assert_allclose(np.asarray(simplicial_scores), expected_simplicial, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=2e-4, atol=2e-4)
+    config = block.get_config()
+    assert config["simplicial_form"] == "trilinear"
+    clone = TwoSimplicialTransformerBlock.from_config(config)
+    assert clone.get_config() == config and clone.simplicial_attention.form == "trilinear"
+    assert TwoSimplicialTransformerBlock().get_config()["simplicial_form"] == "scalar_product"
+
+
 def test_virtual_entities():
     layer = VirtualEntities(3)
     e = _entities(3, batch=4, n=5)
@@ -229,6 +255,7 @@ def test_blocks_in_jit_compiled_training_with_dynamic_batch():
         (lambda: TwoSimplicialTransformerBlock(num_virtual_entities=0), "num_virtual_entities"),
         (lambda: TwoSimplicialTransformerBlock(simplicial_key_dim=0), "simplicial_key_dim"),
         (lambda: TwoSimplicialTransformerBlock(simplicial_order=1), "order"),
+        (lambda: TwoSimplicialTransformerBlock(simplicial_form="bilinear"), "form"),
         (lambda: TwoSimplicialTransformerBlock(layer_norm_epsilon=-1), "layer_norm_epsilon"),
         (lambda: VirtualEntities(0), "num_entities"),
     ],

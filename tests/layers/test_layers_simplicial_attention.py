@@ -6,6 +6,7 @@ import keras
 import loop_reference as reference
 import numpy as np
 import pytest
+import trilinear_reference
 
 from keras_simplicial import SimplicialAttention, VirtualEntities
 from keras_simplicial import simplicial_attention as simplicial_module
@@ -64,11 +65,58 @@ def test_separate_key_input_and_broadcast_mask():
     assert np.all(np.asarray(scores)[:, :, :, 1, :] == 0.0)
 
 
+@pytest.mark.parametrize("num_heads,order,use_bias", [(1, 2, False), (3, 2, True), (2, 3, True)])
+@pytest.mark.parametrize("masked", [False, True])
+def test_trilinear_form_matches_einsum_reference(num_heads, order, use_bias, masked):
+    query, value = _inputs(20 + num_heads + order)
+    layer = SimplicialAttention(
+        num_heads=num_heads,
+        key_dim=4,
+        value_dim=3,
+        order=order,
+        use_bias=use_bias,
+        bias_initializer="random_normal",
+        form="trilinear",
+    )
+    mask = _mask(8, 2, 5, 3, order) if masked else None
+    out, scores = layer(query, value, attention_mask=mask, return_attention_scores=True)
+    expected, expected_scores = trilinear_reference.trilinear_attention(
+        layer, query, value, mask=mask
+    )
+    assert out.shape == (2, 5, num_heads * 3)
+    assert scores.shape == (2, num_heads, 5) + (3,) * order
+    np.testing.assert_allclose(np.asarray(scores), expected_scores, atol=2e-5)
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=2e-4, atol=2e-4)
+    if masked:
+        assert np.all(np.asarray(out)[0, 0] == 0.0)
+    # k value projections and no B; u^1's kernel doubles as `value_kernel`.
+    names = [w.name for w in layer.weights]
+    assert "B" not in names and layer.B is None
+    assert [f"value{a + 1}_kernel" for a in range(order)] == [
+        n for n in names if n.startswith("value") and n.endswith("kernel")
+    ]
+    assert layer.value_kernel is layer.value_kernels[0]
+
+
+def test_trilinear_form_with_separate_key_and_scales():
+    query, value = _inputs(5)
+    key = np.random.default_rng(6).normal(size=(2, 3, 9)).astype("float32")
+    for scale in (None, 0.3):
+        layer = SimplicialAttention(num_heads=2, key_dim=4, logit_scale=scale, form="trilinear")
+        out = layer(query, value, key=key)
+        expected, _ = trilinear_reference.trilinear_attention(layer, query, value, key=key)
+        np.testing.assert_allclose(np.asarray(out), expected, rtol=2e-4, atol=2e-4)
+    # "auto" is 1/sqrt(key_dim) for the trilinear form, key_dim^(-order/2) for the paper's.
+    assert SimplicialAttention(key_dim=16, order=3, form="trilinear")._logit_scale == 0.25
+    assert SimplicialAttention(key_dim=16, order=3)._logit_scale == 16**-1.5
+
+
+@pytest.mark.parametrize("form", ["scalar_product", "trilinear"])
 @pytest.mark.parametrize("order,tile", [(2, 1), (2, 2), (3, 1)])
 @pytest.mark.parametrize("masked", [False, True])
-def test_tiled_path_equals_direct(order, tile, masked):
+def test_tiled_path_equals_direct(form, order, tile, masked):
     query, value = _inputs(11, n=7, m=4)
-    direct = SimplicialAttention(num_heads=2, key_dim=5, order=order, tile_size=None)
+    direct = SimplicialAttention(num_heads=2, key_dim=5, order=order, tile_size=None, form=form)
     direct(query, value)
     tiled = SimplicialAttention.from_config({**direct.get_config(), "tile_size": tile})
     tiled(query, value)
@@ -116,12 +164,13 @@ def _orthogonal_layer(**kwargs):
 @TF_ONLY
 @pytest.mark.parametrize("policy", ["float32", "mixed_float16", "mixed_bfloat16"])
 @pytest.mark.parametrize("jit", [False, True])
-def test_gradients_finite_at_orthogonal_and_zero_vectors(policy, jit):
+@pytest.mark.parametrize("form", ["scalar_product", "trilinear"])
+def test_gradients_finite_at_orthogonal_and_zero_vectors(policy, jit, form):
     import tensorflow as tf
 
     keras.mixed_precision.set_global_policy(policy)
     try:
-        layer = _orthogonal_layer()
+        layer = _orthogonal_layer(form=form)
         eye = np.eye(4, dtype="float32")
         query = np.stack([eye[:3], np.zeros((3, 4), "float32")])  # basis vectors, zero vectors
         value = np.stack([eye[:3], np.zeros((3, 4), "float32")])
@@ -188,6 +237,26 @@ def test_save_load_config_and_summary(tmp_path, monkeypatch):
     assert f"{expected_params:,}" in text
 
 
+def test_trilinear_form_saves_loads_and_counts_its_weights(tmp_path):
+    query_in, value_in = keras.Input((5, 6)), keras.Input((3, 6))
+    layer = SimplicialAttention(
+        num_heads=2, key_dim=4, value_dim=3, order=3, use_bias=True, form="trilinear", name="tri"
+    )
+    model = keras.Model([query_in, value_in], layer(query_in, value_in))
+    query, value = _inputs(4)
+    before = np.asarray(model([query, value]))
+    path = os.path.join(tmp_path, "trilinear.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    np.testing.assert_array_equal(np.asarray(loaded([query, value])), before)
+    config = loaded.get_layer("tri").get_config()
+    assert config["form"] == "trilinear" and config["order"] == 3
+    assert SimplicialAttention.from_config(config).get_config() == config
+    # p, l1, l2, l3: 6 -> 8 (+ bias); u1, u2, u3: 6 -> 6 (+ bias); no B.
+    assert layer.count_params() == 4 * (6 * 8 + 8) + 3 * (6 * 6 + 6)
+    assert SimplicialAttention().get_config()["form"] == "scalar_product"
+
+
 @pytest.mark.parametrize(
     "kwargs,name",
     [
@@ -201,6 +270,8 @@ def test_save_load_config_and_summary(tmp_path, monkeypatch):
         ({"logit_scale": "big"}, "logit_scale"),
         ({"logit_scale": 0.0}, "logit_scale"),
         ({"logit_scale": True}, "logit_scale"),
+        ({"form": "determinant"}, "form"),
+        ({"form": None}, "form"),
     ],
 )
 def test_bad_arguments(kwargs, name):

@@ -1,0 +1,202 @@
+"""benchmarks/simplicial_tasks.py (quick mode, resuming) and benchmarks/simplicial_tasks_report.py
+(the page from fake results), each run as a command, the way the docs show them."""
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+TRAIN = ROOT / "benchmarks" / "simplicial_tasks.py"
+REPORT = ROOT / "benchmarks" / "simplicial_tasks_report.py"
+PREREGISTRATION = ROOT / "docs" / "simplicial-attention-tasks-preregistration.md"
+
+
+def run(script, *args, check=True):
+    environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+    result = subprocess.run(
+        [sys.executable, str(script), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env=environment,
+    )
+    if check:
+        assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def test_quick_run_writes_one_json_per_run_and_resumes(tmp_path):
+    out = tmp_path / "runs"
+    args = ["--quick", "--out", out, "--tasks", "two-key", "--models", "dot-product"]
+    first = run(TRAIN, *args, "--seeds", "3")
+    path = out / "two-key--dot-product--seed3.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert record["task"] == "two-key" and record["model"] == "dot-product" and record["seed"] == 3
+    assert record["quick"] is True and len(record["epochs"]) == 2
+    assert record["endpoint"] == {
+        "test_accuracy": record["epochs"][-1]["test_accuracy"],
+        "epoch": 2,
+    }
+    assert all(0.0 <= row["test_accuracy"] <= 1.0 for row in record["epochs"])
+    assert record["parameters"] > 0 and record["seconds_per_epoch"] > 0
+    assert record["settings"]["positive_rate_train"] == 0.5
+    expected_hash = hashlib.sha256(PREREGISTRATION.read_bytes()).hexdigest()
+    assert record["preregistration_sha256"] == expected_hash
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    assert plan["runs"]["two-key/dot-product"]["parameters"] == record["parameters"]
+    assert "1 to do" in first.stdout and path.name in first.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["plan.json", path.name]  # no temporary left
+
+    before = path.read_bytes()
+    again = run(TRAIN, *args, "--seeds", "3", "--dry-run")
+    assert "1 runs planned, 1 done, 0 to do" in again.stdout
+    again = run(TRAIN, *args, "--seeds", "3")
+    assert "0 to do" in again.stdout and path.read_bytes() == before
+
+    refused = run(TRAIN, "--quick", check=False)  # not into the committed results folder
+    assert refused.returncode != 0 and "--out" in refused.stderr
+
+
+def test_dry_run_plans_every_pre_registered_run(tmp_path):
+    result = run(TRAIN, "--dry-run", "--out", tmp_path)
+    assert "136 runs planned, 0 done, 136 to do" in result.stdout
+    plan = json.loads((tmp_path / "plan.json").read_text(encoding="utf-8"))
+    counts = [entry["parameters"] for entry in plan["runs"].values()]
+    for task in plan["tasks"]:
+        reference = plan["runs"][f"{task}/dot-product"]["parameters"]
+        for key, entry in plan["runs"].items():
+            if key.startswith(f"{task}/"):
+                assert abs(entry["parameters"] - reference) <= 0.1 * reference, key
+    assert len(counts) == 17 and plan["seeds"] == list(range(1, 9))
+    assert not list(tmp_path.glob("*--*.json"))  # trained nothing
+
+
+def fake_run(task, model, seed, final, registered, epochs=4):
+    curve = [0.5 + (final - 0.5) * (e + 1) / epochs for e in range(epochs)]
+    return {
+        "task": task,
+        "model": model,
+        "seed": seed,
+        "endpoint": {"test_accuracy": final, "epoch": epochs},
+        "parameters": 1000 if model == "dot-product" else 1010,
+        "feedforward_dim": 8,
+        "seconds_per_epoch": 1.0 if model == "dot-product" else 2.5,
+        "epochs": [
+            {
+                "epoch": e + 1,
+                "train_loss": 0.5,
+                "train_accuracy": accuracy,
+                "test_loss": 0.5,
+                "test_accuracy": accuracy,
+                "seconds": 1.0,
+            }
+            for e, accuracy in enumerate(curve)
+        ],
+        "environment": {"backend": "tensorflow", "keras": "3", "machine": "test"},
+        "preregistration_sha256": registered,
+    }
+
+
+def write_results(folder, runs):
+    folder.mkdir(parents=True, exist_ok=True)
+    for record in runs:
+        name = f"{record['task']}--{record['model']}--seed{record['seed']}.json"
+        (folder / name).write_text(json.dumps(record), encoding="utf-8")
+
+
+def report(tmp_path, runs, preregistration_text="the plan\n"):
+    preregistration = tmp_path / "preregistration.md"
+    preregistration.write_text(preregistration_text, encoding="utf-8")
+    results = tmp_path / "results"
+    write_results(results, runs)
+    results.mkdir(exist_ok=True)
+    page = tmp_path / "docs" / "page.md"
+    figures = tmp_path / "docs" / "figures"
+    run(
+        REPORT,
+        "--results",
+        results,
+        "--page",
+        page,
+        "--figures",
+        figures,
+        "--preregistration",
+        preregistration,
+    )
+    return page.read_text(encoding="utf-8"), figures
+
+
+def one_sided_p(treated, reference):
+    """Independent of the report's code: numpy over every split."""
+    pooled = np.array(treated + reference)
+    observed = np.mean(treated) - np.mean(reference)
+    hits = total = 0
+    for chosen in itertools.combinations(range(16), 8):
+        mask = np.zeros(16, bool)
+        mask[list(chosen)] = True
+        hits += pooled[mask].mean() - pooled[~mask].mean() >= observed - 1e-12
+        total += 1
+    return hits / total
+
+
+def test_report_computes_the_pre_registered_test_from_the_runs(tmp_path):
+    registered = hashlib.sha256(b"the plan\n").hexdigest()
+    dot = [0.80, 0.81, 0.82, 0.83, 0.84, 0.85, 0.86, 0.87]
+    trilinear = [0.83, 0.846, 0.86, 0.875, 0.89, 0.905, 0.92, 0.935]
+    runs = [fake_run("match3", "dot-product", s + 1, a, registered) for s, a in enumerate(dot)]
+    runs += [
+        fake_run("match3", "trilinear-pairs", s + 1, a, registered) for s, a in enumerate(trilinear)
+    ]
+    runs += [fake_run("two-key", "dot-product", s, 1.0, registered) for s in (1, 2, 3)]
+    text, figures = report(tmp_path, runs)
+
+    p = one_sided_p(trilinear, dot)
+    assert 1 / 12870 < p < 0.05  # not the trivial extreme: the test counts splits
+    difference = np.mean(trilinear) - np.mean(dot)
+    holm = min(1.0, 13 * p)  # one comparison done: the first of 13 (missing ones count as 1)
+    assert (
+        f"| match3 | trilinear-pairs | {difference:+.3f} | {p:.4f} | {holm:.4f} | "
+        f"{'**yes**' if holm <= 0.05 else 'no'} |"
+    ) in text
+    sd = np.std(trilinear, ddof=1)
+    low, high = np.mean(trilinear) + np.array([-1, 1]) * 2.365 * sd / math.sqrt(8)
+    assert (
+        f"| trilinear-pairs | 8 of 8 | 1,010 | {np.mean(trilinear):.3f} [{low:.3f}, {high:.3f}]"
+        in (text)
+    )
+    assert (
+        "| match3 | simplicial-pairs | not tested yet: seeds done 0 of 8, dot-product 8 of 8"
+        in (text)
+    )
+    assert (
+        "| two-key | simplicial-pairs | not tested yet: seeds done 0 of 8, dot-product 3 of 8"
+        in (text)
+    )
+    assert "| dot-product | 3 of 8 | 1,000 | 1.000 (one run)" not in text
+    assert "| dot-product | 3 of 8 | 1,000 | 1.000 [1.000, 1.000]" in text
+    assert "| match3 | trilinear-pairs | 2.50 | 2.50 |" in text  # seconds per epoch, ratio
+    assert "### Match2 (the control)\n\nNo run of this task has finished yet." in text
+    assert "![Held-out accuracy per epoch, match3](figures/match3.png)" in text
+    assert sorted(path.name for path in figures.iterdir()) == ["match3.png", "two-key.png"]
+    assert "Pre-registration changed" not in text and "Quick runs" not in text
+    assert "No plan.json in the results folder yet" in text
+
+
+def test_report_without_results_says_so_and_flags_another_preregistration(tmp_path):
+    text, figures = report(tmp_path, [])
+    assert "No run has finished yet" in text and "Nothing yet: no run has finished." in text
+    assert "![" not in text and not figures.exists()
+    assert "not tested yet: seeds done 0 of 8, dot-product 0 of 8" in text
+
+    other = tmp_path / "other"
+    other.mkdir()
+    text, _ = report(other, [fake_run("match3", "dot-product", 1, 0.8, "an older text")])
+    assert "Pre-registration changed" in text and "1 runs were made" in text
