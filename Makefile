@@ -1,5 +1,5 @@
 # Each target creates .venv on first use and installs the package into it (editable, with the
-# [test], [backends] and [docs] extras).
+# [agents], [test], [backends] and [docs] extras: everything).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -20,14 +20,14 @@ LEARNING_TIMESTEPS ?= 600000
 LEARNING_BUDGETS ?= 300000 500000
 
 .PHONY: install test test-all docs train bench bench-learning bench-parity reproduce-small \
-	fault-injection clean
+	simplicial-tasks simplicial-tasks-report fault-injection clean
 
 install: $(STAMP)
 
 $(STAMP): setup.py pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,backends,docs]"
+	$(PY) -m pip install --quiet -e ".[agents,test,backends,docs]"
 	touch $(STAMP)
 
 test: $(STAMP)
@@ -76,14 +76,28 @@ bench-parity: $(STAMP)
 
 # The paper's comparison at small scale: both agents x REPRODUCE_SEEDS on the `bridge-small`
 # preset, then docs/reproduction.md and docs/figures/reproduction/ from the run directories in
-# benchmarks/results/bridge-small/ (`keras-simplicial reproduce`; committed with the report).
+# benchmarks/results/bridge-small/ (`keras-simplicial reproduce` with the repository's paths, which
+# the installed command does not default to; committed with the report).
 # Hours on 2 cores; resumable: run it again to continue where it stopped.
 # `REPRODUCE_FLAGS=--report-only` redraws without training.
 REPRODUCE_SEEDS ?= 1 2 3
 REPRODUCE_TIMESTEPS ?= 3000000
 reproduce-small: $(STAMP)
 	$(CLI) reproduce --preset bridge-small --seeds $(REPRODUCE_SEEDS) \
-		--stop-timesteps $(REPRODUCE_TIMESTEPS) $(REPRODUCE_FLAGS)
+		--stop-timesteps $(REPRODUCE_TIMESTEPS) --out benchmarks/results/bridge-small \
+		--doc docs/reproduction.md --figures docs/figures/reproduction $(REPRODUCE_FLAGS)
+
+# When 2-simplicial attention helps: every task x model x seed that
+# docs/simplicial-attention-tasks-preregistration.md fixes (136 one-block trainings, one at a time,
+# about 2.3 hours on 2 cores), one JSON per run in benchmarks/results/simplicial-tasks/, then
+# docs/simplicial-attention-tasks.md and its figures. Resumable: run it again to continue where it
+# stopped. `make simplicial-tasks-report` redraws the page without training.
+simplicial-tasks: $(STAMP)
+	$(PY) benchmarks/simplicial_tasks.py
+	$(PY) benchmarks/simplicial_tasks_report.py
+
+simplicial-tasks-report: $(STAMP)
+	$(PY) benchmarks/simplicial_tasks_report.py
 
 # Every file of a run damaged in every way, and every command that reads it (docs/benchmarks.md,
 # "Reliability", with how long it takes); the counts go to benchmarks/results/fault-injection.json.

@@ -7,9 +7,14 @@ installs them under one import name, so nothing generic lands in site-packages:
     keras_simplicial.envs     <- envs/
     keras_simplicial.agents   <- agents/       (and its subpackages, agents/model/ -> ...model)
 
-The `keras-simplicial` command is the module ``keras_simplicial_cli`` beside them, outside the
-package: its commands (``keras_simplicial.agents``) load TensorFlow, which ``--help`` should not
-wait for.
+The `keras-simplicial` command is the module ``keras_simplicial_cli`` beside them; its commands
+(``keras_simplicial.agents.commands``) import what they need when they run, so ``--help`` waits for
+no TensorFlow.
+
+The base install is what the layers need: Keras and NumPy (Keras runs on the backend the user
+installs: JAX, PyTorch or TensorFlow). The extras bring the rest: ``[envs]`` the gymnasium
+environments, ``[agents]`` the agents, their training and their analysis (TensorFlow, Ray RLlib,
+gymnasium, matplotlib); ``make`` installs everything.
 """
 
 import re
@@ -21,6 +26,10 @@ PACKAGE_DIRS = {
     "keras_simplicial.envs": "envs",
     "keras_simplicial.agents": "agents",
 }
+
+
+# The environments (keras_simplicial.envs and `keras-simplicial play`).
+ENVS = ["gymnasium>=1.0,<2"]
 
 
 def packages():
@@ -54,18 +63,19 @@ setup(
     packages=packages(),
     package_dir=PACKAGE_DIRS,
     py_modules=["keras_simplicial_cli"],
-    install_requires=[
-        "keras>=3.12,<4",
-        "tensorflow>=2.21,<2.22",
-        "tf_keras>=2.21,<2.22",
-        "numpy>=1.26,<3",
-        "gymnasium>=1.0,<2",
-        "ray[rllib]>=2.60,<2.61",
-        "matplotlib>=3.8,<4",
-        "pillow>=10,<14",
-        "rich>=13,<16",
-    ],
+    install_requires=["keras>=3.12,<4", "numpy>=1.26,<3"],
     extras_require={
+        "envs": ENVS,
+        # The agents train with IMPALA on RLlib's TensorFlow stack (tf_keras behind tf.keras).
+        "agents": [
+            *ENVS,
+            "tensorflow>=2.21,<2.22",
+            "tf_keras>=2.21,<2.22",
+            "ray[rllib]>=2.60,<2.61",
+            "matplotlib>=3.8,<4",
+            "pillow>=10,<14",
+            "rich>=13,<16",
+        ],
         "test": ["pytest>=8,<10", "pytest-xdist>=3,<4", "ruff>=0.17,<0.18"],
         # The layers' tests also run on Keras's JAX and PyTorch backends (CPU builds).
         "backends": ["jax>=0.4.30,<0.11", "torch==2.13.0"],

@@ -8,17 +8,23 @@ tools to look inside them.
     imitation/   supervised learning of the step-optimal oracle's moves (DAgger), the
                  held-keys probe
     experiments/ sweeps of agents x seeds and the paper's comparison with its report
-    commands.py  what each `keras-simplicial` command does (its arguments: keras_simplicial_cli)
+    commands/    each `keras-simplicial` command: its arguments beside the function that runs it
+    atomic_files.py, ranges.py  the one atomic write; the valid ranges of hyperparameters
 
 Imports run one way: training imports model and rollout; analysis imports training; imitation
 imports analysis and training; experiments imports analysis and training; commands imports any of
-them; none imports back.
+them; none imports back, and no two modules import each other however far round.
 
-The names below import from here (`from keras_simplicial.agents import build_agent_model`).
-Importing this package sets ``TF_USE_LEGACY_KERAS=1`` (unless the user set it) before TensorFlow is
-imported: RLlib's TensorFlow policies build Keras-2 optimizers through ``tf.keras`` (``tf_keras``),
-while our models stay Keras 3. TensorFlow is imported with the package (see below); Ray and the
-other heavy modules load only when a name needs them.
+The names below import from here (`from keras_simplicial.agents import build_agent_model`), each
+when it is first used. Importing this package sets ``TF_USE_LEGACY_KERAS=1`` (unless the user set
+it) before TensorFlow is imported: RLlib's TensorFlow policies build Keras-2 optimizers through
+``tf.keras`` (``tf_keras``), while our models stay Keras 3. It imports nothing heavy itself, so
+that the run's arguments (`training.run_arguments`) and the command line's parser load without
+TensorFlow.
+
+Every module that imports RLlib imports TensorFlow before it (tests/agents/test_layering.py checks
+it): RLlib's `try_import_tf` turns TensorFlow's v2 behaviour off (eager execution, v2 shapes) when
+it is the first to import TensorFlow, and our Keras 3 models need it on.
 """
 
 import importlib
@@ -30,11 +36,6 @@ import sys
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-# RLlib's `try_import_tf` turns TensorFlow's v2 behaviour off (eager execution, v2 shapes) when it
-# is the first to import TensorFlow, and our Keras 3 models need it on: TensorFlow is imported
-# here, before any module of this package can import RLlib.
-import tensorflow  # noqa: E402, F401
-
 _LAZY = {
     "AGENT_KINDS": "model.architecture",
     "PAPER_DEFAULTS": "model.architecture",
@@ -45,8 +46,8 @@ _LAZY = {
     "entity_of_tile": "model.entities",
     "tile_of_entity": "model.entities",
     "impala_config": "training.impala",
-    "PAPER_IMPALA_HYPERPARAMETERS": "training.impala",
-    "PRESETS": "training.impala",
+    "PAPER_IMPALA_HYPERPARAMETERS": "training.presets",
+    "PRESETS": "training.presets",
     "WinRateCallbacks": "training.metrics",
     "RunArguments": "training.run_arguments",
     "TrainingCurve": "training.curve",

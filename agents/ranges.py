@@ -5,7 +5,8 @@
 
 RLlib and Keras check the types and signs of few hyperparameters: a negative learning rate
 trains by gradient ascent and exits 0. The tables that use these rules are
-`impala.CONFIG_RANGES` (`--config`) and `architecture.MODEL_RANGES` (`--model-config`).
+`impala.CONFIG_RANGES` (`--config`) and `architecture.MODEL_RANGES` (`--model-config`); each field
+of `RunArguments` declares one too.
 """
 
 import dataclasses
@@ -48,19 +49,19 @@ class Real:
 
 @dataclasses.dataclass(frozen=True)
 class Integer:
-    """An integer >= `low` (a float such as 2.0 is not one)."""
+    """An integer >= `low` (None: any integer; a float such as 2.0 is not one)."""
 
-    low: int = 0
+    low: Optional[int] = 0
 
     def accepts(self, value):
         return (
             not isinstance(value, bool)
             and isinstance(value, numbers.Integral)
-            and value >= self.low
+            and (self.low is None or value >= self.low)
         )
 
     def describe(self):
-        return f"an integer >= {self.low}"
+        return "an integer" if self.low is None else f"an integer >= {self.low}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +86,17 @@ class OneOf:
 
     def describe(self):
         return f"one of {self.choices}"
+
+
+@dataclasses.dataclass(frozen=True)
+class JsonObject:
+    """A JSON object: a dict with string keys."""
+
+    def accepts(self, value):
+        return isinstance(value, dict) and all(isinstance(key, str) for key in value)
+
+    def describe(self):
+        return "a JSON object (dict)"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 CONFIGS = {
     "previous default (rllib sampler, 1 runner x 32 envs)": (
         "parity-old",
-        {"sampler": "rllib", "num_env_runners": 1, "num_envs": 32},
+        {"sampler": "rllib", "num_env_runners": 1, "num_envs_per_env_runner": 32},
     ),
     "new default (batched sampler, 64 boards in the driver)": ("parity-new", {}),
 }
@@ -45,6 +45,7 @@ def main(argv=None):
 
     from keras_simplicial.agents.analysis.training_curves import plot_training_curves
     from keras_simplicial.agents.experiments.learning import SweepOptions, learning_sweep
+    from keras_simplicial.agents.training.run_arguments import RunArguments
 
     run_dirs, groups = [], []
     for label, (folder, layout) in CONFIGS.items():
@@ -55,7 +56,7 @@ def main(argv=None):
                 stop_timesteps=args.stop_timesteps,
                 eval_episodes=args.eval_episodes,
                 out=str(Path(args.out) / folder),
-                **layout,
+                arguments=RunArguments.from_preset("easy", **layout),
             )
         )
         for seed in args.seeds:

@@ -38,17 +38,23 @@ from keras_simplicial.agents.experiments.throughput import (  # noqa: E402
     measure_layout,
 )
 
-# (sampler, remote env runners, boards per runner) measured side by side.
+# The fields of `RunArguments` that make each layout measured side by side.
 LAYOUTS = {
-    "previous default": ("rllib", 1, 32),
-    "batched, 1 runner": ("batched", 1, 64),
-    "new default": ("batched", 0, 64),
+    name: dict(zip(("sampler", "num_env_runners", "num_envs_per_env_runner"), layout))
+    for name, layout in {
+        "previous default": ("rllib", 1, 32),
+        "batched, 1 runner": ("batched", 1, 64),
+        "new default": ("batched", 0, 64),
+    }.items()
 }
 
 
 def measure(preset_name, agent, layout, seconds, warmup_s):
     """Frames/s sampled and trained, and the per-1,000-frame profile of one configuration."""
-    return measure_layout(preset_name, agent, *LAYOUTS[layout], seconds, warmup_s)
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+
+    arguments = RunArguments.from_preset(preset_name, agent, **LAYOUTS[layout])
+    return measure_layout(arguments, seconds, warmup_s)
 
 
 def measure_training_loop(preset_name, agent, seconds, warmup_s, check_episodes):
@@ -104,7 +110,7 @@ def bare_model_ms_per_1000(preset_name, agent, repeats=10):
     import tensorflow as tf
 
     from keras_simplicial.agents.model.architecture import build_agent_model
-    from keras_simplicial.agents.training.impala import PAPER_IMPALA_HYPERPARAMETERS, PRESETS
+    from keras_simplicial.agents.training.presets import PAPER_IMPALA_HYPERPARAMETERS, PRESETS
     from keras_simplicial.envs import make_vector_env
 
     preset = PRESETS[preset_name]

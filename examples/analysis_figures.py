@@ -22,7 +22,7 @@ from keras_simplicial.agents.analysis.attention_figures import save_episode_gif,
 from keras_simplicial.agents.analysis.episode import play_episode  # noqa: E402
 from keras_simplicial.agents.analysis.evaluation import summarise
 from keras_simplicial.agents.analysis.explanations import explain_episode, format_explanation  # noqa: E402
-from keras_simplicial.agents.analysis.logic_probe import format_probe_table, logic_probe  # noqa: E402
+from keras_simplicial.agents.analysis.logic_probe import logic_probe  # noqa: E402
 from keras_simplicial.agents.analysis.training_curves import plot_training_curves  # noqa: E402
 from keras_simplicial.agents.analysis.win_rate_figures import plot_per_type_win_rates  # noqa: E402
 from keras_simplicial.agents.model.architecture import build_agent_model  # noqa: E402
@@ -97,7 +97,7 @@ def main():
         save_episode_gif(record, gif, sharpen=2.0, max_frames=60)
         print(f"  saved {gif}")
         print(format_explanation(explain_episode(record)))
-        print(format_probe_table(logic_probe(agent, env_id, env_config, episodes=args.episodes)))
+        print(logic_probe(agent, env_id, env_config, episodes=args.episodes).to_markdown())
         # Per-type win rates of "several checkpoints": here three disjoint sets of boards.
         for part in range(3):
             reports.append(

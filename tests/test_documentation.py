@@ -112,6 +112,40 @@ def test_the_readme_starts_with_the_two_set_up_commands():
     assert page_commands(README)[:2] == ["make train", "make test"]
 
 
+def _words(text):
+    """`text` with its whitespace folded (a Markdown paragraph wraps anywhere)."""
+    return " ".join(text.split())
+
+
+def _readme_results():
+    """The README's paragraphs of results, each with the page they come from."""
+    section = README.read_text(encoding="utf-8").split("## What the reproduction found", 1)[1]
+    paragraphs = section.split("\n## ", 1)[0].strip().split("\n\n")
+    sources = {"bridge-small": "reproduction.md", "bridge-medium": "bridge-medium.md"}
+    found = []
+    for paragraph in paragraphs:
+        for name, page in sources.items():
+            if f"`{name}`" in paragraph.split(",")[0] or f"**{name}**" in paragraph:
+                found.append((_words(paragraph), ROOT / "docs" / page))
+    return found
+
+
+def test_the_readmes_result_numbers_are_those_of_their_pages():
+    """The README summarises two reports: each number it gives (win rates, step counts, board
+    sizes, hours) and each "agent rate" pair is in the page it comes from."""
+    results = _readme_results()
+    assert [page.name for _, page in results] == ["reproduction.md", "bridge-medium.md"]
+    for paragraph, page in results:
+        source = _words(page.read_text(encoding="utf-8"))
+        numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+|(?:-\d+)+|M\b| x \d+)", paragraph)
+        assert numbers, paragraph
+        for number in numbers:
+            spelled = f"{int(number[:-1]) * 1_000_000:,}" if number.endswith("M") else number
+            assert number in source or spelled in source, (page.name, number)
+        for agent, rate in re.findall(r"(relational|simplicial) (\d\.\d+)", paragraph):
+            assert f"{agent} {rate}" in source, (page.name, agent, rate)
+
+
 def test_the_docs_show_every_command():
     shown = {argv[0] for _, _, argv in keras_simplicial_commands()}
     assert shown >= {

@@ -1,8 +1,10 @@
 """The package as users install it: a built wheel holds every module under its import name and
 imports on its own, with the one version and the licence; checkpoints that name the modules of
-earlier versions still load."""
+earlier versions still load; the base install (Keras, NumPy) builds the layers on every backend
+without the extras."""
 
 import importlib
+import importlib.util
 import os
 import pickle
 import re
@@ -11,6 +13,8 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # Repository folder -> import name (setup.py's PACKAGE_DIRS).
@@ -33,7 +37,8 @@ def source_modules():
     return names
 
 
-def test_the_wheel_holds_every_module_and_imports_on_its_own(tmp_path):
+def build_wheel(tmp_path):
+    """The package's wheel, built (without its dependencies) from a copy of the sources."""
     # Built from a copy of the sources: setuptools writes build/ and *.egg-info beside setup.py.
     source = tmp_path / "source"
     source.mkdir()
@@ -62,6 +67,11 @@ def test_the_wheel_holds_every_module_and_imports_on_its_own(tmp_path):
         cwd=tmp_path,
     )
     (wheel,) = (tmp_path / "dist").glob("keras_simplicial-*.whl")
+    return wheel
+
+
+def test_the_wheel_holds_every_module_and_imports_on_its_own(tmp_path):
+    wheel = build_wheel(tmp_path)
     assert wheel.name.startswith(f"keras_simplicial-{package_version()}-")
     files = set(zipfile.ZipFile(wheel).namelist())
     (license_file,) = [name for name in files if name.endswith("LICENSE")]
@@ -167,3 +177,138 @@ def test_the_licence_is_the_apache_license_that_setup_py_declares():
         "limitations under the License."
     )
     assert "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION" in text
+
+
+# What the extras bring (setup.py), absent from the base install.
+EXTRA_MODULES = ("tensorflow", "tf_keras", "ray", "gymnasium", "matplotlib")
+# Builds a model of the layers in a fresh interpreter and prints its backend and output shape.
+LAYER_MODEL = """
+import numpy as np
+import keras
+import keras_simplicial
+from keras_simplicial import SimplicialAttention, TwoSimplicialTransformerBlock, VirtualEntities
+
+entities = keras.Input((5, 8))
+x = VirtualEntities(2)(entities)
+x = TwoSimplicialTransformerBlock(key_dim=4, simplicial_key_dim=3, feedforward_dim=8)(x)
+x = SimplicialAttention(num_heads=1, key_dim=3)(x, x)
+outputs = keras.Model(entities, x)(np.zeros((2, 5, 8), "float32"))
+print(keras.backend.backend(), tuple(outputs.shape))
+"""
+
+
+def setup_arguments():
+    """The keyword arguments setup.py passes to `setup()`, read by running it with `setup`
+    replaced (nothing is built or installed)."""
+    import runpy
+
+    import setuptools
+
+    captured = {}
+    original = setuptools.setup
+    setuptools.setup = lambda **arguments: captured.update(arguments)
+    cwd = os.getcwd()
+    try:
+        os.chdir(ROOT)
+        runpy.run_path(str(ROOT / "setup.py"))
+    finally:
+        setuptools.setup = original
+        os.chdir(cwd)
+    return captured
+
+
+def requirement_names(requirements):
+    return {
+        re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower().replace("_", "-") for r in requirements
+    }
+
+
+def test_the_base_install_is_what_the_layers_need_and_the_extras_bring_the_rest():
+    arguments = setup_arguments()
+    assert requirement_names(arguments["install_requires"]) == {"keras", "numpy"}
+    extras = arguments["extras_require"]
+    assert requirement_names(extras["envs"]) == {"gymnasium"}
+    assert {"tensorflow", "tf-keras", "ray", "gymnasium", "matplotlib"} <= requirement_names(
+        extras["agents"]
+    )
+    # make train and make test install everything, as before the split.
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert '-e ".[agents,test,backends,docs]"' in makefile
+
+
+def installed_backends():
+    return [
+        backend
+        for backend in ("jax", "torch", "tensorflow", "numpy")
+        if importlib.util.find_spec(backend) is not None
+    ]
+
+
+@pytest.mark.parametrize("backend", installed_backends())
+def test_the_layers_build_a_model_without_the_extras_on_every_installed_backend(backend):
+    """The base install in this environment: what the extras bring is made unimportable (but the
+    backend itself), then the layers build and run a model."""
+    absent = [name for name in EXTRA_MODULES if name != backend]
+    script = (
+        "import sys\n"
+        f"for name in {absent!r}:\n"
+        "    sys.modules[name] = None  # not installed: import fails, find_spec finds nothing\n"
+        + LAYER_MODEL
+        + f"assert not [m for m in {absent!r} if sys.modules.get(m) is not None]\n"
+    )
+    environment = {**os.environ, "KERAS_BACKEND": backend, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env=environment,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == [backend, "(2,", "7,", "3)"]
+
+
+@pytest.mark.slow
+def test_a_fresh_environment_with_the_base_install_builds_the_layers(tmp_path):
+    """pip installs the wheel (and Keras, NumPy from the index, with JAX as the backend) into a
+    new virtual environment: no TensorFlow comes with it, the layers build a model on every
+    backend there, and `keras-simplicial train` says in one line what to install. Minutes, and
+    the package index must be reachable."""
+    wheel = build_wheel(tmp_path)
+    environment_dir = tmp_path / "fresh"
+    subprocess.run([sys.executable, "-m", "venv", str(environment_dir)], check=True, timeout=300)
+    python = environment_dir / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", str(wheel), "jax"],
+        check=True,
+        capture_output=True,
+        timeout=1800,
+    )
+    found = subprocess.run(
+        [str(python), "-c", f"import importlib.util as u; print([m for m in {EXTRA_MODULES!r} "
+         "if u.find_spec(m)])"],
+        capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    assert found.stdout.strip() == "[]"
+    for backend in ("jax", "numpy"):
+        built = subprocess.run(
+            [str(python), "-c", LAYER_MODEL],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=tmp_path,
+            env={**os.environ, "KERAS_BACKEND": backend},
+        )
+        assert built.stdout.split() == [backend, "(2,", "7,", "3)"], built.stderr[-3000:]
+    command = environment_dir / "bin" / "keras-simplicial"
+    assert (
+        subprocess.run([str(command), "--help"], capture_output=True, timeout=300).returncode == 0
+    )
+    train = subprocess.run(
+        [str(command), "train", "--preset", "easy"], capture_output=True, text=True, timeout=300
+    )
+    assert train.returncode == 1 and train.stderr.splitlines() == [
+        "keras-simplicial train: error: this command needs the [agents] extra (no module named "
+        "'tensorflow'): pip install 'keras-simplicial[agents]'"
+    ]

@@ -1,8 +1,11 @@
 """Looking inside trained agents (Section 6, Appendices B and C). Episodes are played through
 `keras_simplicial.agents.rollout`, as training's checks play them.
 
+results.py             the shape of every result a command prints or saves: a dataclass with
+                       to_dict() (JSON, `--output`) and to_markdown() (what it prints)
 episode.py             play_episode: one episode recorded step by step
-evaluation.py          evaluate_checkpoint: win rates per puzzle type
+evaluation.py          evaluate_checkpoint: win rates per puzzle type (an Evaluation)
+training_table.py      run_summary: a run's training per window of steps, its evaluations
 bridge_rule.py         the source/sink rule (Remark B.1) on what an agent sees
 explanations.py        explain_episode: one episode read as a proof (Appendix B)
 logic_probe.py         logic_probe: bridge avoidance where the rule applies and where not

@@ -1,6 +1,7 @@
 """Win rates of a trained agent per puzzle type, with confidence intervals.
 
     report = evaluate_checkpoint("runs/demo/checkpoints/iter_000120", episodes=1000)
+    print(report.to_markdown())         # report.to_dict() is what evaluation.json holds
 
 The policy is loaded from the checkpoint alone (no Ray cluster), and plays `episodes` episodes on
 the run's environment (`rollout.play_episodes`: episode k is the board of `reset(seed=seed + k)`).
@@ -10,11 +11,14 @@ counts as lost), because the paper's environment has no step limit and an untrai
 never finish.
 """
 
-import json
+import dataclasses
 import math
+from typing import Optional
 
 import numpy as np
 
+from keras_simplicial.agents.analysis.results import Result, cell, markdown_table
+from keras_simplicial.agents.atomic_files import atomic_write_json
 from keras_simplicial.agents.rollout import LOOPS, episode_outcomes
 from keras_simplicial.agents.training.checkpoints import (
     check_observation_shape,
@@ -26,7 +30,6 @@ from keras_simplicial.agents.training.checkpoints import (
     run_arguments_of,
     run_directory_of,
 )
-from keras_simplicial.agents.training.run_directory import atomic_write_text
 from keras_simplicial.envs import OUTCOMES, episode_step_limit
 
 
@@ -91,6 +94,41 @@ def summarise(results, loops=False):
     }
 
 
+@dataclasses.dataclass
+class Evaluation(Result):
+    """Win rates of one checkpoint on fresh episodes: `to_dict()` is its evaluation.json.
+
+    Attributes:
+        checkpoint: what was played (a checkpoint, or a Keras policy file).
+        agent, env, env_config, seed: the agent and the episodes (episode k is the board of
+            `reset(seed=seed + k)`).
+        explore: whether actions were sampled (False: the most probable).
+        max_episode_steps: the step limit of an episode.
+        overall, mean_episode_length, per_puzzle_type: `summarise` of the episodes.
+        output: where `to_dict()` was written, if anywhere (not part of it).
+    """
+
+    checkpoint: str
+    agent: str
+    env: str
+    env_config: dict
+    seed: int
+    explore: bool
+    max_episode_steps: int
+    overall: dict
+    mean_episode_length: float
+    per_puzzle_type: dict
+    output: Optional[str] = None
+
+    def to_dict(self):
+        report = dataclasses.asdict(self)
+        del report["output"]
+        return report
+
+    def to_markdown(self):
+        return evaluation_table(self.to_dict())
+
+
 def evaluate_checkpoint(
     checkpoint,
     episodes=1000,
@@ -103,7 +141,7 @@ def evaluate_checkpoint(
     output=None,
     policy=None,
 ):
-    """Evaluates a checkpoint (or a run directory's latest one) and writes a JSON report.
+    """Evaluates a checkpoint (or a run directory's latest one) and writes its JSON report.
 
     The environment defaults to the one the run trained on (from its run.json); `env_config` is
     merged over the run's env config (`environment_of`), and a board of another size than the
@@ -112,6 +150,9 @@ def evaluate_checkpoint(
     `policy`: the checkpoint's policy if already loaded (`load_policy`), to evaluate it several
     ways without loading it again. A greedy report also says what the episodes that looped were
     repeating (`summarise(loops=True)`).
+
+    Returns:
+        An `Evaluation`.
     """
     if int(episodes) < 1:
         raise ValueError(f"episodes must be a positive integer, got {episodes!r}.")
@@ -137,33 +178,33 @@ def evaluate_checkpoint(
         max_steps=limit,
         greedy=not explore,
     )
-    report = {
-        "checkpoint": str(checkpoint),
-        "agent": arguments.agent if arguments else policy.model.kind,
-        "env": env_id,
-        "env_config": env_config,
-        "seed": seed,
-        "explore": explore,
-        "max_episode_steps": limit,
+    report = Evaluation(
+        checkpoint=str(checkpoint),
+        agent=arguments.agent if arguments else policy.model.kind,
+        env=env_id,
+        env_config=env_config,
+        seed=seed,
+        explore=explore,
+        max_episode_steps=limit,
         **summarise(results, loops=not explore),
-    }
+    )
     run = None if keras_policy is not None else run_directory_of(checkpoint)
     if output is None and run is not None:
         output = run.evaluation_file
     if output is not None:
-        atomic_write_text(output, json.dumps(report, indent=2) + "\n")
-        report["output"] = str(output)
+        atomic_write_json(output, report.to_dict())
+        report.output = str(output)
     return report
 
 
-# Column titles of the losses in `format_report`, by outcome.
+# Column titles of the losses in `evaluation_table`, by outcome.
 LOSS_COLUMNS = {
     "opened_bridge": "bridge",
     "opened_wrong_box": "wrong box",
     "out_of_steps": "no time",
 }
 
-# Column titles of a greedy report's loops in `format_report`: the Gem box pushed with one of its
+# Column titles of a greedy report's loops in `evaluation_table`: the Gem box pushed with one of its
 # two keys, a wrong box (the bridge) pushed without its key, every other move the board does not
 # allow, and cycles of moves.
 LOOP_COLUMNS = {
@@ -181,32 +222,22 @@ def loop_shares(loops):
     return {kind: named.get(kind, blocked) for kind in LOOP_COLUMNS}
 
 
-def format_report(report):
-    """A small table: puzzle type, episodes, win rate, its 95% interval and the fraction of
-    episodes lost each way (reports written before `ended_by` existed leave those out); a greedy
-    report adds what its looping episodes repeated (`LOOP_COLUMNS`)."""
+def evaluation_table(report):
+    """An evaluation report (`Evaluation.to_dict()`, or `summarise`'s) as a Markdown table:
+    puzzle type, episodes, win rate, its 95% interval and the fraction of episodes lost each way
+    (reports written before `ended_by` existed leave those out); a greedy report adds what its
+    looping episodes repeated (`LOOP_COLUMNS`)."""
     with_loops = "loops" in report["overall"]
-    lines = [
-        f"{'puzzle type':<14}{'episodes':>9}{'win rate':>10}   {'95% interval':<16}"
-        + "".join(f"{title:>11}" for title in LOSS_COLUMNS.values())
-        + ("   loops:" + "".join(f"{t:>11}" for t in LOOP_COLUMNS.values()) if with_loops else "")
-    ]
-    rows = list(report["per_puzzle_type"].items()) + [("overall", report["overall"])]
-    for name, entry in rows:
+    header = ["puzzle type", "episodes", "win rate", "95% interval"]
+    header += [f"lost: {title}" for title in LOSS_COLUMNS.values()]
+    header += [f"loops: {title}" for title in LOOP_COLUMNS.values()] if with_loops else []
+    rows = []
+    for name, entry in [*report["per_puzzle_type"].items(), ("overall", report["overall"])]:
         low, high = entry["ci95"]
         ended_by = entry.get("ended_by") or {}
-        lines.append(
-            f"{name:<14}{entry['episodes']:>9}{entry['win_rate']:>10.3f}   "
-            f"{f'[{low:.3f}, {high:.3f}]':<16}"
-            + "".join(
-                f"{ended_by[outcome]:>11.3f}" if outcome in ended_by else f"{'':>11}"
-                for outcome in LOSS_COLUMNS
-            )
-            + (
-                "         "
-                + "".join(f"{share:>11.3f}" for share in loop_shares(entry["loops"]).values())
-                if with_loops
-                else ""
-            )
-        )
-    return "\n".join(lines)
+        row = [name, entry["episodes"], cell(entry["win_rate"]), f"[{low:.3f}, {high:.3f}]"]
+        row += [cell(ended_by.get(outcome)) for outcome in LOSS_COLUMNS]
+        if with_loops:
+            row += [cell(share) for share in loop_shares(entry["loops"]).values()]
+        rows.append(row)
+    return markdown_table(header, rows)

@@ -1,7 +1,7 @@
 """Can the agent represent the solution? It imitates the shortest-plan player, supervised.
 
     result = imitation_check("relational", "BridgeBoxWorld-v0", env_config, episodes=4000)
-    print(result.format())
+    print(result.to_markdown())
 
 When reinforcement learning stalls, two causes look alike: the model cannot represent the
 policy, or RL does not find it. This check removes RL: the oracle of `keras_simplicial.envs.oracle`
@@ -22,6 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_simplicial.agents.analysis.evaluation import LOOP_COLUMNS, loop_shares, summarise
+from keras_simplicial.agents.analysis.results import Result, cell, markdown_table
 from keras_simplicial.agents.rollout import episode_outcomes
 from keras_simplicial.envs import BoxWorldEnv, episode_step_limit
 from keras_simplicial.envs.oracle import plan_actions
@@ -53,7 +54,7 @@ def demonstrations(env_id, env_config, episodes, seed=DEMONSTRATION_SEED):
 
 
 @dataclasses.dataclass
-class ImitationResult:
+class ImitationResult(Result):
     """What the imitator learnt: label accuracy on held-out boards and its greedy games."""
 
     agent: str
@@ -63,29 +64,33 @@ class ImitationResult:
     held_out_accuracy: float
     games: dict  # `summarise` of the greedy games: per puzzle type, with ended_by and loops
 
-    def format(self):
-        lines = [
-            f"{self.agent} agent imitating the shortest-plan player: {self.train_samples:,} "
-            f"labelled steps, {self.epochs} epochs",
-            f"label accuracy: training {self.train_accuracy:.3f}, held-out boards "
-            f"{self.held_out_accuracy:.3f}",
-            f"greedy games ({self.games['overall']['episodes']} fresh boards):",
-            f"{'puzzle type':<14}{'win rate':>9}{'bridge':>9}{'no time':>9}   loops:"
-            + "".join(f"{title:>11}" for title in LOOP_COLUMNS.values()),
+    def to_markdown(self):
+        header = ["puzzle type", "win rate", "lost: bridge", "lost: no time"] + [
+            f"loops: {title}" for title in LOOP_COLUMNS.values()
         ]
-        rows = list(self.games["per_puzzle_type"].items()) + [("overall", self.games["overall"])]
-        for name, entry in rows:
+        rows = []
+        for name, entry in [
+            *self.games["per_puzzle_type"].items(),
+            ("overall", self.games["overall"]),
+        ]:
             ended = entry["ended_by"]
             loops = loop_shares(entry.get("loops") or {})
-            lines.append(
-                f"{name:<14}{entry['win_rate']:>9.3f}{ended['opened_bridge']:>9.3f}"
-                f"{ended['out_of_steps']:>9.3f}         "
-                + "".join(f"{share:>11.3f}" for share in loops.values())
+            rows.append(
+                [
+                    name,
+                    cell(entry["win_rate"]),
+                    cell(ended["opened_bridge"]),
+                    cell(ended["out_of_steps"]),
+                ]
+                + [cell(share) for share in loops.values()]
             )
-        return "\n".join(lines)
-
-    def to_json(self):
-        return dataclasses.asdict(self)
+        return (
+            f"{self.agent} agent imitating the shortest-plan player: {self.train_samples:,} "
+            f"labelled steps, {self.epochs} epochs; label accuracy: training "
+            f"{self.train_accuracy:.3f}, held-out boards {self.held_out_accuracy:.3f}; "
+            f"greedy games ({self.games['overall']['episodes']} fresh boards):\n\n"
+            + markdown_table(header, rows)
+        )
 
 
 def imitation_check(
@@ -116,7 +121,7 @@ def imitation_check(
         An `ImitationResult`.
     """
     from keras_simplicial.agents.model.architecture import build_agent_model
-    from keras_simplicial.agents.model.rllib_model import split_model_config
+    from keras_simplicial.agents.model.model_config import split_model_config
 
     for name, value in (("episodes", episodes), ("epochs", epochs), ("games", games)):
         if int(value) < 1:

@@ -1,7 +1,7 @@
 """Does the policy read its inventory? Its actions with the held keys shown, hidden and changed.
 
     result = inventory_probe(agent.logits, "BridgeBoxWorld-v0", env_config, episodes=200)
-    print(result.format())
+    print(result.to_markdown())
 
 The inventory (the rightmost column of the observation) is the only place the held keys show, and
 bridge BoxWorld's Gem box opens only with both of its lock colours held: the axiom
@@ -28,6 +28,7 @@ import dataclasses
 
 import numpy as np
 
+from keras_simplicial.agents.analysis.results import Result, cell, markdown_table
 from keras_simplicial.agents.rollout import choose_actions, play_episodes
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID, make_vector_env
 from keras_simplicial.envs.palette import EMPTY_SLOT_RGB
@@ -37,7 +38,7 @@ BATCH = 256
 
 
 @dataclasses.dataclass
-class InventoryProbe:
+class InventoryProbe(Result):
     """What the policy does with the inventory as seen, emptied and recoloured."""
 
     episodes: int
@@ -47,30 +48,39 @@ class InventoryProbe:
     gem_box_states: int  # at the Gem box's lock holding one of its two keys
     walks_into_gem_box: dict  # {"as_seen", "emptied", "both_keys"}: mean probability, or None
 
-    def to_json(self):
-        return dataclasses.asdict(self)
-
-    def format(self):
-        lines = [
-            f"{self.states:,} distinct states holding a key, from {self.episodes:,} episodes",
-            f"{'inventory':<12}{'policy change (TV)':>20}{'greedy action changed':>24}",
-        ]
-        for name, entry in (("emptied", self.emptied), ("recoloured", self.recoloured)):
-            lines.append(
-                f"{name:<12}{entry['total_variation']:>20.3f}{entry['greedy_changed']:>24.3f}"
-            )
-        lines.append(
-            f"{self.gem_box_states:,} states at the Gem box's lock holding one of its two keys: "
-            "probability of walking into it"
+    def to_markdown(self):
+        walks = self.walks_into_gem_box
+        return "\n".join(
+            [
+                f"{self.states:,} distinct states holding a key, from {self.episodes:,} episodes:",
+                "",
+                markdown_table(
+                    ["inventory", "policy change (TV)", "greedy action changed"],
+                    [
+                        [name, cell(entry["total_variation"]), cell(entry["greedy_changed"])]
+                        for name, entry in (
+                            ("emptied", self.emptied),
+                            ("recoloured", self.recoloured),
+                        )
+                    ],
+                ),
+                "",
+                f"{self.gem_box_states:,} states at the Gem box's lock holding one of its two "
+                "keys: probability of walking into it",
+                "",
+                markdown_table(
+                    ["inventory", "probability"],
+                    [
+                        [title, cell(walks[name])]
+                        for name, title in (
+                            ("as_seen", "as seen"),
+                            ("emptied", "emptied"),
+                            ("both_keys", "both keys held"),
+                        )
+                    ],
+                ),
+            ]
         )
-        for name, title in (
-            ("as_seen", "as seen"),
-            ("emptied", "inventory emptied"),
-            ("both_keys", "both keys held"),
-        ):
-            value = self.walks_into_gem_box[name]
-            lines.append(f"  {title:<20}" + ("       -" if value is None else f"{value:>8.3f}"))
-        return "\n".join(lines)
 
 
 @dataclasses.dataclass

@@ -16,12 +16,13 @@ from keras_simplicial.agents.analysis.bridge_rule import (
     bridge_of,
 )
 from keras_simplicial.agents.analysis.evaluation import wilson_interval
+from keras_simplicial.agents.analysis.results import Result, cell, markdown_table
 from keras_simplicial.agents.rollout import play_episodes
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
 
 
 @dataclasses.dataclass
-class ProbeResult:
+class ProbeResult(Result):
     """Counts of the logic probe: per row of `PROBE_ROWS`, episodes, bridge avoided, won."""
 
     episodes: int
@@ -29,11 +30,42 @@ class ProbeResult:
     rows: dict  # row -> {"episodes", "avoided", "won"}
     include_held: bool
 
+    def to_markdown(self):
+        """The probe as a table: per row, episodes, bridge avoided (rate, 95% interval) and
+        won."""
+        lines = [
+            f"Logic probe: {self.bridge_episodes} bridge episodes of {self.episodes} played "
+            f"(source/sink rule on the visible board"
+            f"{' plus held keys' if self.include_held else ''}, at the first moment the "
+            "bridge could be opened)",
+            "",
+        ]
+        rows = []
+        for row in PROBE_ROWS:
+            entry = self.rows[row]
+            if row == NEVER_FACED:
+                rows.append([row, entry["episodes"], "-", "-", "-", entry["won"]])
+                continue
+            low, high = wilson_interval(entry["avoided"], entry["episodes"])
+            rate = cell(self.avoidance_rate(row)) if entry["episodes"] else "-"
+            rows.append(
+                [
+                    row,
+                    entry["episodes"],
+                    entry["avoided"],
+                    rate,
+                    f"[{low:.3f}, {high:.3f}]",
+                    entry["won"],
+                ]
+            )
+        header = ["", "episodes", "avoided", "rate", "95% interval", "won"]
+        return "\n".join(lines) + "\n" + markdown_table(header, rows)
+
     def avoidance_rate(self, row):
         entry = self.rows[row]
         return entry["avoided"] / entry["episodes"] if entry["episodes"] else float("nan")
 
-    def to_json(self):
+    def to_dict(self):
         table = {}
         for row in PROBE_ROWS:
             entry = dict(self.rows[row])
@@ -105,28 +137,3 @@ def logic_probe(
             row["avoided"] += int(decision is not None and not decision.opened_bridge)
             row["won"] += int(bool(core.is_success[board]))
     return ProbeResult(int(episodes), bridge_episodes, rows, bool(include_held))
-
-
-def format_probe_table(result):
-    """The probe as a table: per row, episodes, bridge avoided (rate, 95% interval) and won."""
-    lines = [
-        f"Logic probe: {result.bridge_episodes} bridge episodes of {result.episodes} played "
-        f"(source/sink rule on the visible board"
-        f"{' plus held keys' if result.include_held else ''}, at the first moment the "
-        f"bridge could be opened)",
-        f"{'':<28}{'episodes':>9}{'avoided':>9}{'rate':>8}   95% interval{'won':>8}",
-    ]
-    for row in PROBE_ROWS:
-        entry = result.rows[row]
-        if row == NEVER_FACED:
-            lines.append(
-                f"{row:<28}{entry['episodes']:>9}{'-':>9}{'-':>8}   {'-':<12}{entry['won']:>8}"
-            )
-            continue
-        low, high = wilson_interval(entry["avoided"], entry["episodes"])
-        rate = f"{entry['avoided'] / entry['episodes']:.3f}" if entry["episodes"] else "-"
-        lines.append(
-            f"{row:<28}{entry['episodes']:>9}{entry['avoided']:>9}{rate:>8}   "
-            f"[{low:.3f}, {high:.3f}]{entry['won']:>8}"
-        )
-    return "\n".join(lines)

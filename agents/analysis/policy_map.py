@@ -15,12 +15,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from keras_simplicial.agents.analysis.results import Result, markdown_table  # noqa: E402
 from keras_simplicial.envs.core import ACTION_DELTAS, ACTION_NAMES  # noqa: E402
 from keras_simplicial.envs.palette import FLOOR_RGB, PLAYER_RGB  # noqa: E402
 
 
 @dataclasses.dataclass
-class PolicyMap:
+class PolicyMap(Result):
     """Action probabilities [tiles, 4] of a policy with the player on each floor tile."""
 
     observation: np.ndarray
@@ -33,15 +34,27 @@ class PolicyMap:
         """Standard deviation of each action's probability over the tiles."""
         return self.probabilities.std(axis=0)
 
-    def format(self):
-        lines = [
-            f"board of seed {self.seed}, puzzle type {self.puzzle_type}, nothing held",
-            f"{'tile':<10}" + "".join(f"{name:>7}" for name in ACTION_NAMES),
+    def to_dict(self):
+        """The board, each floor tile with its action probabilities, and their spread."""
+        return {
+            "seed": int(self.seed),
+            "puzzle_type": list(self.puzzle_type),
+            "actions": list(ACTION_NAMES),
+            "tiles": [list(map(int, tile)) for tile in self.tiles],
+            "probabilities": np.round(self.probabilities, 4).tolist(),
+            "std": np.round(self.spread(), 4).tolist(),
+        }
+
+    def to_markdown(self):
+        rows = [
+            [str(tuple(tile)), *(f"{x:.2f}" for x in p)]
+            for tile, p in zip(self.tiles, self.probabilities)
         ]
-        for tile, p in zip(self.tiles, self.probabilities):
-            lines.append(f"{str(tile):<10}" + "".join(f"{x:>7.2f}" for x in p))
-        lines.append(f"{'std':<10}" + "".join(f"{x:>7.3f}" for x in self.spread()))
-        return "\n".join(lines)
+        rows.append(["std", *(f"{x:.3f}" for x in self.spread())])
+        return (
+            f"Board of seed {self.seed}, puzzle type {self.puzzle_type}, nothing held:\n\n"
+            + markdown_table(["tile", *ACTION_NAMES], rows)
+        )
 
 
 def boards_with_player_on_each_floor_tile(observation):

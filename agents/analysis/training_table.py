@@ -1,8 +1,8 @@
 """A run's training over windows of environment steps: win rate per puzzle type and why episodes
 ended, as a Markdown table (`keras-simplicial summary`).
 
-    windows = training_windows("runs/a", every=1_000_000)
-    print(format_training_table(windows))
+    summary = run_summary("runs/a", every=1_000_000)
+    print(summary.to_markdown())        # the windows, then the run's saved evaluations
 
 Each window (start, end] is the mean of the metrics.csv rows whose `timesteps` fall in it, taken
 by the one rule of `TrainingCurve` (a row counts once RLlib's smoothing window of episodes is
@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from keras_simplicial.agents.analysis.evaluation import loop_shares
+from keras_simplicial.agents.analysis.results import Result, markdown_table
 from keras_simplicial.agents.training.curve import TrainingCurve
 from keras_simplicial.agents.training.metrics import parse_puzzle_type_key
 from keras_simplicial.envs import OUTCOMES
@@ -94,11 +95,6 @@ def training_windows(run_dir, every=1_000_000):
     return windows
 
 
-def _markdown_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in rows])
-
-
 def _cell(value, digits=2):
     if value is None or value != value:
         return "-"
@@ -121,7 +117,7 @@ def format_training_table(windows):
         + [_cell(w.bridge_opened), _cell(w.episode_length, 0), _cell(w.entropy)]
         for w in windows
     ]
-    return _markdown_table(header, rows)
+    return markdown_table(header, rows)
 
 
 def run_evaluations(run_dir):
@@ -174,4 +170,39 @@ def format_evaluation_table(reports):
                 if loops
                 else "-"
             )
-    return _markdown_table(header, rows)
+    return markdown_table(header, rows)
+
+
+@dataclasses.dataclass
+class RunSummary(Result):
+    """A run's training per window of steps and its saved evaluations (`keras-simplicial
+    summary`).
+
+    Attributes:
+        run_dir: the run directory.
+        windows: its `TrainingWindow`s.
+        evaluations: {name: evaluation report} saved in it (`run_evaluations`).
+    """
+
+    run_dir: str
+    windows: list
+    evaluations: dict
+
+    def to_dict(self):
+        windows = []
+        for window in self.windows:
+            entry = dataclasses.asdict(window)
+            entry["per_type"] = {"(%d, %d, %d)" % t: rate for t, rate in window.per_type.items()}
+            windows.append(entry)
+        return {"run_dir": self.run_dir, "windows": windows, "evaluations": self.evaluations}
+
+    def to_markdown(self):
+        tables = [format_training_table(self.windows)]
+        if self.evaluations:
+            tables.append(format_evaluation_table(self.evaluations))
+        return "\n\n".join(tables)
+
+
+def run_summary(run_dir, every=1_000_000):
+    """The `RunSummary` of the run in `run_dir`, in windows `every` environment steps wide."""
+    return RunSummary(str(run_dir), training_windows(run_dir, every), run_evaluations(run_dir))

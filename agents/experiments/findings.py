@@ -128,7 +128,7 @@ def probe(run_dir, checkpoint, episodes, env_id, env_config):
 
     def compute():
         agent, _ = load_attention_agent(checkpoint)
-        return logic_probe(agent, env_id, env_config, episodes=episodes, seed=0).to_json()
+        return logic_probe(agent, env_id, env_config, episodes=episodes, seed=0).to_dict()
 
     return cached_json(Path(run_dir) / "probe_best.json", checkpoint, compute)
 
@@ -222,7 +222,7 @@ def findings(options, run_dirs, throughput):
         per_type_statistics,
         plot_per_type_win_rates,
     )
-    from keras_simplicial.agents.training.impala import PRESETS
+    from keras_simplicial.agents.training.presets import PRESETS
     from keras_simplicial.agents.training.run_arguments import RunArguments
     from keras_simplicial.agents.training.run_directory import RunDirectory
 

@@ -2,8 +2,9 @@
 (`keras-simplicial sweep`).
 
     options = SweepOptions(preset="easy", seeds=(1, 2, 3), stop_timesteps=600_000)
+    options = SweepOptions(arguments=RunArguments.from_preset("easy", sampler="rllib"))
     report = learning_sweep(options)          # trains, evaluates, writes OUT/learning_curve.json
-    print(sweep_table(report))
+    print(report.to_markdown())
 
 Every agent is trained with every seed on the preset, one run at a time, in
 `<out>/<agent>-seed<k>` (`sweep_run_dir`). Written under `out`: `learning_curves.png` (the win
@@ -23,6 +24,7 @@ import statistics
 from pathlib import Path
 from typing import Optional
 
+from keras_simplicial.agents.analysis.results import Result
 from keras_simplicial.agents.experiments.sweep import (
     evaluate_budget,
     evaluate_run,
@@ -31,12 +33,7 @@ from keras_simplicial.agents.experiments.sweep import (
     train_or_resume,
 )
 from keras_simplicial.agents.training.curve import TrainingCurve
-from keras_simplicial.agents.training.run_arguments import (
-    DEFAULT_NUM_ENV_RUNNERS,
-    DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
-    DEFAULT_SAMPLER,
-    RunArguments,
-)
+from keras_simplicial.agents.training.run_arguments import RunArguments
 
 LEVELS = (0.5, 0.9, 0.99)
 AGENTS = ("relational", "simplicial")
@@ -45,7 +42,13 @@ AGENTS = ("relational", "simplicial")
 @dataclasses.dataclass(frozen=True)
 class SweepOptions:
     """What a learning sweep trains and how it evaluates (the options of `keras-simplicial
-    sweep`). `config` and `model_config` go on top of the preset as in `train`."""
+    sweep`).
+
+    Attributes:
+        preset: the preset the runs train (`PRESETS`).
+        arguments: the `RunArguments` of every run, whose agent and seed each run replaces
+            (`run_arguments`); None: the preset's (`RunArguments.from_preset`).
+    """
 
     preset: str = "easy"
     agents: tuple = AGENTS
@@ -53,11 +56,7 @@ class SweepOptions:
     stop_timesteps: int = 600_000
     budgets: tuple = ()
     out: str = "runs/learning-easy"
-    config: dict = dataclasses.field(default_factory=dict)
-    model_config: dict = dataclasses.field(default_factory=dict)
-    sampler: str = DEFAULT_SAMPLER
-    num_env_runners: int = DEFAULT_NUM_ENV_RUNNERS
-    num_envs: int = DEFAULT_NUM_ENVS_PER_ENV_RUNNER
+    arguments: Optional[RunArguments] = None
     checkpoint_every: int = 5
     eval_episodes: int = 1000
     address: Optional[str] = None
@@ -74,19 +73,36 @@ class SweepOptions:
             raise ValueError(f"--budget steps must be > 0, got {list(self.budgets)}.")
         if int(self.eval_episodes) < 1:
             raise ValueError(f"--eval-episodes must be >= 1, got {self.eval_episodes}.")
+        if self.arguments is None:
+            object.__setattr__(self, "arguments", RunArguments.from_preset(self.preset))
+        elif not isinstance(self.arguments, RunArguments):
+            raise ValueError(f"arguments must be a RunArguments, got {self.arguments!r}.")
 
     def run_arguments(self, agent, seed):
         """The `RunArguments` of one run of the sweep."""
-        return RunArguments.from_preset(
-            self.preset,
-            agent,
-            config=self.config,
-            model_config=self.model_config,
-            seed=seed,
-            num_env_runners=self.num_env_runners,
-            num_envs_per_env_runner=self.num_envs,
-            sampler=self.sampler,
-        )
+        return dataclasses.replace(self.arguments, agent=agent, seed=seed)
+
+
+@dataclasses.dataclass
+class SweepReport(Result):
+    """A sweep's results (`to_dict()`: OUT/learning_curve.json; `to_markdown()`: `sweep_table`).
+
+    Attributes:
+        preset: the preset's entry of `PRESETS`.
+        options: the `SweepOptions`, as a dict.
+        runs: {run name: `run_summary` with the agent, seed, run directory and evaluations}.
+        agents: {agent: `agent_summary`}.
+        random_policy_win_rate: a uniformly random policy on the same puzzles.
+    """
+
+    preset: dict
+    options: dict
+    runs: dict
+    agents: dict
+    random_policy_win_rate: float
+
+    def to_markdown(self):
+        return sweep_table(self.to_dict())
 
 
 def run_summary(run_dir):
@@ -105,12 +121,12 @@ def run_summary(run_dir):
 
 def learning_sweep(options):
     """Trains (or resumes) and evaluates every run of `options`; writes the curves and
-    `learning_curve.json` under `options.out` and returns the report."""
+    `learning_curve.json` under `options.out` and returns the `SweepReport`."""
     import ray
 
     from keras_simplicial.agents.analysis.training_curves import plot_training_curves
-    from keras_simplicial.agents.training.impala import PRESETS
-    from keras_simplicial.agents.training.run_directory import atomic_write_text
+    from keras_simplicial.agents.atomic_files import atomic_write_json
+    from keras_simplicial.agents.training.presets import PRESETS
 
     preset = PRESETS[options.preset]
     out = Path(options.out)
@@ -139,14 +155,16 @@ def learning_sweep(options):
     plot_training_curves(
         [r["run_dir"] for r in runs.values()], out / "learning_curves.png", seed_lines=True
     )
-    report = {
-        "preset": preset,
-        "options": dataclasses.asdict(options),
-        "runs": runs,
-        "agents": {agent: agent_summary(runs, agent, options.budgets) for agent in options.agents},
-        "random_policy_win_rate": random_policy_win_rate(preset["env"], preset["env_config"]),
-    }
-    atomic_write_text(out / "learning_curve.json", json.dumps(report, indent=2) + "\n")
+    report = SweepReport(
+        preset=preset,
+        options=dataclasses.asdict(options),
+        runs=runs,
+        agents={agent: agent_summary(runs, agent, options.budgets) for agent in options.agents},
+        random_policy_win_rate=random_policy_win_rate(
+            options.arguments.env, options.arguments.env_config
+        ),
+    )
+    atomic_write_json(out / "learning_curve.json", report.to_dict())
     return report
 
 

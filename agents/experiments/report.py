@@ -21,6 +21,7 @@ from keras_simplicial.agents.experiments.learning import count
 from keras_simplicial.agents.experiments.setting import number, paper_puzzles
 from keras_simplicial.agents.experiments.throughput import THROUGHPUT_FILE
 from keras_simplicial.agents.training.curve import SMOOTHING_EPISODES
+from keras_simplicial.agents.training.presets import CLIP_EACH_VARIABLE
 
 CHURN_GAP = 0.1  # a final checkpoint this far below the run's late training win rate is named
 
@@ -47,7 +48,9 @@ def render(options, found):
 
 
 def setup_section(options, found):
-    preset = found.preset
+    arguments = options.arguments
+    # The gradient clipping is declared per run, from each run's run.json (`deviations_table`).
+    recipe = {k: v for k, v in arguments.overrides.items() if k != CLIP_EACH_VARIABLE}
     lines = [
         "# Reproduction at small scale: relational vs simplicial on a small bridge BoxWorld",
         "",
@@ -57,9 +60,9 @@ def setup_section(options, found):
         "",
         "## Set-up",
         "",
-        f"- Preset `{options.preset}`: `{preset['env']}` with "
-        f"`{json.dumps(preset['env_config'], sort_keys=True)}`; IMPALA overrides "
-        f"`{json.dumps({**preset['overrides'], **options.config}, sort_keys=True)}`.",
+        f"- Preset `{options.preset}`: `{arguments.env}` with "
+        f"`{json.dumps(arguments.env_config, sort_keys=True)}`; IMPALA overrides "
+        f"`{json.dumps(recipe, sort_keys=True)}`.",
         f"- Seeds {', '.join(map(str, options.seeds))} per agent, {options.stop_timesteps:,} "
         "environment steps per run, one run at a time.",
     ]
@@ -87,7 +90,7 @@ def deviations_table(found):
     """Every way the runs differ from the paper's, then what of Table 1 they keep."""
     lines = [
         "How these runs differ from the paper's (read from the preset, `PRESETS` in "
-        "agents/training/impala.py, Table 1's `PAPER_IMPALA_HYPERPARAMETERS` there, and "
+        "agents/training/presets.py, Table 1's `PAPER_IMPALA_HYPERPARAMETERS` there, and "
         "`PAPER_DEFAULTS` in agents/model/architecture.py); the 2-simplicial rows concern the "
         "simplicial agent, every other row both agents alike:",
         "",

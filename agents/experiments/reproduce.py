@@ -17,7 +17,6 @@ to `doc` with its figures in `figures`, and `<out>/reproduction.json`.
 """
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -25,39 +24,52 @@ from keras_simplicial.agents.experiments.findings import AGENTS, findings
 from keras_simplicial.agents.experiments.report import render
 from keras_simplicial.agents.experiments.sweep import sweep_run_dir, train_or_resume
 from keras_simplicial.agents.experiments.throughput import measured_throughput
-from keras_simplicial.agents.training.run_arguments import (
-    DEFAULT_NUM_ENV_RUNNERS,
-    DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
-    RunArguments,
-)
+from keras_simplicial.agents.training.presets import PRESETS, lr_schedule_over
+from keras_simplicial.agents.training.run_arguments import RunArguments
+
+
+def comparison_arguments(preset, stop_timesteps, **changes):
+    """The `RunArguments` of the comparison's runs: the preset's recipe with its learning-rate
+    schedule stretched to end at `stop_timesteps` (`lr_schedule_over`), and `changes` (fields of
+    `RunArguments`, as `RunArguments.from_preset` takes them) on top; an lr given without a
+    schedule replaces the schedule."""
+    if preset not in PRESETS:
+        raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {preset!r}.")
+    given = dict(changes.pop("overrides", None) or {})
+    schedule = lr_schedule_over(PRESETS[preset], stop_timesteps)
+    if schedule and not ("lr" in given and "lr_schedule" not in given):
+        given = {"lr_schedule": schedule, **given}
+    return RunArguments.from_preset(preset, overrides=given, **changes)
 
 
 @dataclasses.dataclass(frozen=True)
 class ReproduceOptions:
     """What the comparison trains and reports (the options of `keras-simplicial reproduce`).
 
-    Both agents train the preset's recipe unchanged but for its learning-rate schedule, which is
-    stretched to end at `stop_timesteps` (`config`); the batched sampler, seed per run.
+    Attributes:
+        arguments: the `RunArguments` of every run, whose agent and seed each run replaces;
+            None: the preset's recipe unchanged but for its learning-rate schedule, stretched to
+            end at `stop_timesteps` (`comparison_arguments`).
+        out: the run directories (default: runs/reproduce-<preset>); doc, figures: the report
+            and its figures (default: in `out`; the repository's `make reproduce-small` writes
+            docs/reproduction.md and the committed runs in benchmarks/results/).
     """
 
     preset: str = "bridge-small"
     seeds: tuple = (1, 2, 3)
     stop_timesteps: int = 3_000_000
-    out: str = "benchmarks/results/bridge-small"
-    doc: str = "docs/reproduction.md"
-    figures: str = "docs/figures/reproduction"
+    out: Optional[str] = None
+    doc: Optional[str] = None
+    figures: Optional[str] = None
     eval_episodes: int = 1000
     probe_episodes: int = 1000
     report_only: bool = False
     address: Optional[str] = None
-    num_env_runners: int = DEFAULT_NUM_ENV_RUNNERS
-    num_envs: int = DEFAULT_NUM_ENVS_PER_ENV_RUNNER
+    arguments: Optional[RunArguments] = None
     checkpoint_every: int = 5
     throughput_seconds: float = 60.0
 
     def __post_init__(self):
-        from keras_simplicial.agents.training.impala import PRESETS
-
         if self.preset not in PRESETS:
             raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {self.preset!r}.")
         if len(self.seeds) < 2:
@@ -71,31 +83,21 @@ class ReproduceOptions:
                 "--throughput-seconds must be a positive number of seconds, got "
                 f"{self.throughput_seconds}."
             )
-
-    @property
-    def config(self):
-        """The IMPALA overrides on top of the preset's: its schedule stretched to the run."""
-        from keras_simplicial.agents.training.impala import PRESETS, lr_schedule_over
-
-        schedule = lr_schedule_over(PRESETS[self.preset], self.stop_timesteps)
-        return {"lr_schedule": schedule} if schedule else {}
-
-    @property
-    def model_config(self):
-        """The architecture overrides: none, the preset's agents as they are."""
-        return {}
+        if self.arguments is None:
+            arguments = comparison_arguments(self.preset, self.stop_timesteps)
+            object.__setattr__(self, "arguments", arguments)
+        elif not isinstance(self.arguments, RunArguments):
+            raise ValueError(f"arguments must be a RunArguments, got {self.arguments!r}.")
+        if self.out is None:
+            object.__setattr__(self, "out", f"runs/reproduce-{self.preset}")
+        if self.doc is None:
+            object.__setattr__(self, "doc", str(Path(self.out) / "reproduction.md"))
+        if self.figures is None:
+            object.__setattr__(self, "figures", str(Path(self.out) / "figures"))
 
     def run_arguments(self, agent, seed):
         """The `RunArguments` of one run of the comparison."""
-        return RunArguments.from_preset(
-            self.preset,
-            agent,
-            config=self.config,
-            model_config=self.model_config,
-            seed=seed,
-            num_env_runners=self.num_env_runners,
-            num_envs_per_env_runner=self.num_envs,
-        )
+        return dataclasses.replace(self.arguments, agent=agent, seed=seed)
 
 
 def run_dirs(options):
@@ -113,10 +115,9 @@ def throughput(options):
     return measured_throughput(
         options.out,
         options.preset,
+        options.arguments,
         seconds=options.throughput_seconds,
         address=options.address,
-        num_env_runners=options.num_env_runners,
-        num_envs=options.num_envs,
     )
 
 
@@ -144,12 +145,12 @@ def train_all(options):
 
 def write_report(options):
     """Writes `options.doc`, its figures and `<out>/reproduction.json` from the run directories."""
-    from keras_simplicial.agents.training.run_directory import atomic_write_text
+    from keras_simplicial.agents.atomic_files import atomic_write_json, atomic_write_text
 
     found = findings(options, run_dirs(options), throughput(options))
     atomic_write_text(options.doc, render(options, found))
     data = {
-        "options": {**dataclasses.asdict(options), "config": options.config},
+        "options": dataclasses.asdict(options),
         "runs": {
             f"{a}-seed{s}": {k: v for k, v in r.items() if k != "best_sampled_report"}
             for (a, s), r in found.runs.items()
@@ -159,9 +160,7 @@ def write_report(options):
         "throughput": found.throughput,
         "time_factor": found.time_factor,
     }
-    atomic_write_text(
-        Path(options.out) / "reproduction.json", json.dumps(data, indent=2, default=str)
-    )
+    atomic_write_json(Path(options.out) / "reproduction.json", data, default=str)
     print(f"Wrote {options.doc} and its figures in {options.figures}")
 
 

@@ -92,7 +92,7 @@ def puzzle_setting(env_id, env_config):
 def puzzle_deviations(preset):
     """[(what, these runs, the paper)] where `preset`'s puzzles differ from the paper's; a step
     limit is given with the oracle's shortest plans beside it."""
-    from keras_simplicial.agents.training.impala import PRESETS
+    from keras_simplicial.agents.training.presets import PRESETS
 
     paper = PRESETS["paper"]
     ours = puzzle_setting(preset["env"], preset["env_config"])
@@ -147,9 +147,10 @@ def architecture_deviations(model_config):
 def impala_setting(overrides, keys):
     """{key: value} of IMPALA as `impala_config` trains it: `overrides` on Table 1's
     hyperparameters, RLlib's defaults for the rest."""
+    import tensorflow  # noqa: F401  (before RLlib: see agents/__init__.py)
     from ray.rllib.algorithms.impala import IMPALAConfig
 
-    from keras_simplicial.agents.training.impala import PAPER_IMPALA_HYPERPARAMETERS
+    from keras_simplicial.agents.training.presets import PAPER_IMPALA_HYPERPARAMETERS
 
     defaults, merged = IMPALAConfig(), {**PAPER_IMPALA_HYPERPARAMETERS, **overrides}
     return {key: merged[key] if key in merged else getattr(defaults, key) for key in keys}
@@ -183,7 +184,7 @@ def gradient_clipping(setting):
 def recipe_deviations(overrides):
     """([(what, these runs, the paper)] where IMPALA with `overrides` differs from Table 1,
     [(key, value)] of Table 1's hyperparameters it keeps)."""
-    from keras_simplicial.agents.training.impala import PAPER_IMPALA_HYPERPARAMETERS
+    from keras_simplicial.agents.training.presets import PAPER_IMPALA_HYPERPARAMETERS
 
     keys = (
         set(PAPER_IMPALA_HYPERPARAMETERS) | set(overrides) | {"num_epochs", "lr_schedule"}
@@ -217,10 +218,11 @@ def recipe_deviations(overrides):
 
 def actors(options, machines):
     """Where the runs sampled their episodes: the layout and the machines they trained on."""
+    runners, boards = options.arguments.num_env_runners, options.arguments.num_envs_per_env_runner
     layout = (
-        f"{options.num_envs} boards sampled in the learner's process"
-        if options.num_env_runners == 0
-        else f"{options.num_env_runners} env runners of {options.num_envs} boards each"
+        f"{boards} boards sampled in the learner's process"
+        if runners == 0
+        else f"{runners} env runners of {boards} boards each"
     )
     return f"{layout}, on {', '.join(sorted(machines))} (CPU model x logical CPUs)"
 
@@ -260,15 +262,13 @@ def paper_deviations(options, preset, machines, trained_with=None):
     `trained_with` ({run name: the IMPALA overrides of its run.json}) is what the recipe rows
     describe; without it, what `options` would train now.
     """
-    from keras_simplicial.agents.training.impala import preset_overrides
-
     if trained_with:
         recipe, kept = runs_recipe_deviations(trained_with)
     else:
-        recipe, kept = recipe_deviations(preset_overrides(preset, options.config))
+        recipe, kept = recipe_deviations(options.arguments.overrides)
     rows = (
         puzzle_deviations(preset)
-        + architecture_deviations(options.model_config)
+        + architecture_deviations(options.arguments.architecture)
         + recipe
         + [("actors", actors(options, machines), PAPER_ACTORS)]
     )
@@ -279,7 +279,7 @@ def paper_puzzles():
     """The paper's bridge BoxWorld in a few words (the `paper` preset's puzzles)."""
     import gymnasium as gym
 
-    from keras_simplicial.agents.training.impala import PRESETS
+    from keras_simplicial.agents.training.presets import PRESETS
     from keras_simplicial.envs import BoxWorldConfig
 
     paper = PRESETS["paper"]

@@ -111,7 +111,7 @@ def evaluate_checkpoints(run_dir, checkpoints, episodes, record_ended_by=()):
                 policy = policy or loading.load_policy(checkpoint)
                 report = evaluation.evaluate_checkpoint(
                     checkpoint, episodes=episodes, explore=explore, output=path, policy=policy
-                )
+                ).to_dict()
             results[which][mode] = report["overall"]
     return results
 
@@ -174,7 +174,7 @@ def random_policy_win_rate(env_id, env_config, episodes=2000, seed=0):
 def cached_json(path, checkpoint, compute):
     """`compute()` of the run's `checkpoint`, stored at `path` and reused while its "checkpoint"
     entry names the same one (`checkpoint_key`)."""
-    from keras_simplicial.agents.training.run_directory import atomic_write_text
+    from keras_simplicial.agents.atomic_files import atomic_write_json
 
     path, key = Path(path), checkpoint_key(checkpoint)
     if path.exists():
@@ -182,5 +182,5 @@ def cached_json(path, checkpoint, compute):
         if checkpoint_key(stored.get("checkpoint", "")) == key:
             return stored
     value = {**compute(), "checkpoint": key}
-    atomic_write_text(path, json.dumps(value, indent=2) + "\n")
+    atomic_write_json(path, value)
     return value

@@ -1,9 +1,10 @@
 """Frames/s of training in the runs' own layout, measured as a sweep needs it: both agents back to
 back on one machine (Appendix C's time adjustment), with where the time goes.
 
-    measure_layout("bridge-small", "simplicial", sampler="batched", num_runners=0, num_envs=64,
-                   seconds=60, warmup_s=20)["sampled_fps"]
-    measured_throughput(out, "bridge-small", ...)   # both agents, cached in OUT/throughput.json
+    arguments = RunArguments.from_preset("bridge-small", "simplicial")
+    measure_layout(arguments, seconds=60, warmup_s=20)["sampled_fps"]
+    measured_throughput(out, "bridge-small", arguments, seconds=60)   # both agents, cached in
+                                                                       # OUT/throughput.json
 
 `benchmarks/train_throughput.py` measures the same way across presets, layouts and the bare model.
 """
@@ -24,25 +25,18 @@ RUNNER_TIMERS = (
 )
 
 
-def measure_layout(preset_name, agent, sampler, num_runners, num_envs, seconds, warmup_s):
-    """Frames/s sampled and trained, and the per-1,000-frame profile (`profile`), of `agent`
-    trained on the preset named `preset_name` in a layout: `sampler` ("batched" or "rllib"),
-    `num_runners` remote env runners (0: sample in the driver), `num_envs` boards per runner.
-    Trains `warmup_s` seconds first (XLA compilation, tracing, the first batches), then counts
-    over `seconds`; seed 0, an iteration every 2 s."""
-    from keras_simplicial.agents.training.run_arguments import RunArguments
-    from keras_simplicial.agents.training.train import algorithm_config
+def measure_layout(arguments, seconds, warmup_s):
+    """Frames/s sampled and trained, and the per-1,000-frame profile (`profile`), of the run of
+    `arguments` (a `RunArguments`: the agent, the preset's recipe, the layout of its sampler, env
+    runners and boards), seeded 0 with an iteration every 2 s. Trains `warmup_s` seconds first
+    (XLA compilation, tracing, the first batches), then counts over `seconds`."""
+    from keras_simplicial.agents.training.impala import impala_config
 
-    arguments = RunArguments.from_preset(
-        preset_name,
-        agent,
-        config={"min_time_s_per_iteration": 2},
+    config = impala_config(
+        arguments,
         seed=0,
-        num_env_runners=num_runners,
-        num_envs_per_env_runner=num_envs,
-        sampler=sampler,
+        overrides={**arguments.overrides, "min_time_s_per_iteration": 2},
     )
-    config = algorithm_config(arguments)
     algorithm = config.build_algo()
     try:
         started = time.time()
@@ -64,7 +58,12 @@ def measure_layout(preset_name, agent, sampler, num_runners, num_envs, seconds, 
     return {
         "sampled_fps": sampled_fps,
         "trained_fps": trained_fps,
-        "profile": profile(results, num_envs, config.train_batch_size, frames_per_iteration),
+        "profile": profile(
+            results,
+            arguments.num_envs_per_env_runner,
+            config.train_batch_size,
+            frames_per_iteration,
+        ),
     }
 
 
@@ -105,19 +104,23 @@ def profile(results, num_envs, train_batch_size, frames_per_iteration):
     return rows
 
 
-def measured_throughput(out, preset, *, seconds, address=None, num_env_runners=0, num_envs=64):
-    """{"machine", "frames_per_s": {agent: frames/s}, ...}: both agents of `preset` trained back
-    to back in this process, in the runs' layout (batched sampler, `num_env_runners`,
-    `num_envs`; seed 0), cached in `<out>/throughput.json`.
+def measured_throughput(out, preset, arguments, *, seconds, address=None):
+    """{"machine", "frames_per_s": {agent: frames/s}, ...}: both agents of the runs of `arguments`
+    (a `RunArguments` of the preset named `preset`: its layout of env runners and boards; the
+    agent replaced by each, seed 0) trained back to back in this process, cached in
+    `<out>/throughput.json`.
 
     Appendix C scales steps by a ratio of speeds, and a ratio is only meaningful within one
     machine and one sitting: the runs' own medians mix sittings (this project's runs trained the
     relational agent at 1,700 frames/s in one and 3,400 in another, on CPUs that name themselves
     alike). Measured when missing, or when the preset, the cluster or the layout differ.
     """
+    import dataclasses
+
     import ray
 
-    from keras_simplicial.agents.training.run_directory import atomic_write_text, this_machine
+    from keras_simplicial.agents.atomic_files import atomic_write_json
+    from keras_simplicial.agents.training.run_directory import this_machine
     from keras_simplicial.agents.training.train import start_ray
 
     path = Path(out) / THROUGHPUT_FILE
@@ -125,9 +128,9 @@ def measured_throughput(out, preset, *, seconds, address=None, num_env_runners=0
         "preset": preset,
         "ray": address or "embedded local Ray",
         "layout": {
-            "sampler": "batched",
-            "num_env_runners": num_env_runners,
-            "num_envs_per_env_runner": num_envs,
+            "sampler": arguments.sampler,
+            "num_env_runners": arguments.num_env_runners,
+            "num_envs_per_env_runner": arguments.num_envs_per_env_runner,
         },
     }
     if path.exists():
@@ -140,17 +143,11 @@ def measured_throughput(out, preset, *, seconds, address=None, num_env_runners=0
         f"of warm-up ({path})",
         flush=True,
     )
-    start_ray(address=address, num_env_runners=num_env_runners)
+    start_ray(address=address, num_env_runners=arguments.num_env_runners)
     try:
         frames_per_s = {
             agent: measure_layout(
-                preset,
-                agent,
-                sampler="batched",
-                num_runners=num_env_runners,
-                num_envs=num_envs,
-                seconds=seconds,
-                warmup_s=warmup_s,
+                dataclasses.replace(arguments, agent=agent), seconds=seconds, warmup_s=warmup_s
             )["sampled_fps"]
             for agent in AGENTS
         }
@@ -164,5 +161,5 @@ def measured_throughput(out, preset, *, seconds, address=None, num_env_runners=0
         "frames_per_s": frames_per_s,
     }
     Path(out).mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(stored, indent=2) + "\n")
+    atomic_write_json(path, stored)
     return stored

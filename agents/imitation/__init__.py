@@ -1,6 +1,7 @@
 """Supervised learning of the oracle's moves: can an agent model hold the plan at all?
 
     labelled_play.py     episodes on fresh boards, each state labelled with its optimal actions
+    dagger_config.py     DaggerConfig: the settings of a run (dagger.json)
     dagger.py            tie-aware DAgger: the learner trained on the states it reaches itself
     dagger_directory.py  a DAgger run's files, resumable after a crash at any moment
 

@@ -32,11 +32,12 @@ best/policy.keras, and state/ with what a resume needs (written after every epoc
 `keras-simplicial evaluate OUT` (or OUT/best), `inventory` and the figures load the models.
 """
 
-import dataclasses
 import time
 
 import numpy as np
 
+from keras_simplicial.agents.imitation.dagger_config import DaggerConfig  # noqa: F401  (its input)
+from keras_simplicial.agents.imitation.dagger_directory import DaggerDirectory
 from keras_simplicial.agents.imitation.labelled_play import (
     LabelledEpisodes,
     learner_moves,
@@ -49,110 +50,6 @@ from keras_simplicial.agents.imitation.labelled_play import (
 #: of a run with seed s from (s + 1) * `TRAINING_SEED_STRIDE`, far from `evaluate`'s 0 + k.
 HELD_OUT_SEED = 2_000_000
 TRAINING_SEED_STRIDE = 10_000_000
-
-
-@dataclasses.dataclass(frozen=True)
-class DaggerConfig:
-    """Everything a DAgger run depends on (its dagger.json).
-
-    Attributes:
-        agent: "relational" or "simplicial".
-        preset: a training preset (`PRESETS`) whose environment the run uses.
-        env_config: overrides of the preset's env config.
-        model_overrides: architecture overrides of the agent model (as `--model-config`).
-        seed: the model's initialisation, the shuffling and the training boards.
-        oracle_episodes: boards the oracle plays in round 0.
-        rounds: learner rounds after round 0.
-        episodes_per_round: boards the learner plays each round (half greedy, half sampled).
-        horizon: the most moves of an episode played for labels.
-        max_labelled_moves: no new round starts once this many moves are labelled.
-        batch_size, learning_rate: Adam's minibatch and starting learning rate.
-        min_improvement: the relative fall of an epoch's training loss below which the rate halves.
-        halvings: halvings of the rate that end a round's training (the plateau).
-        max_epochs: epochs of a round at most.
-        held_out_episodes: boards of the held-out oracle states (accuracy on unseen boards).
-        validation_episodes: validation games after each round, on the preset's puzzles and on
-            its length-2 puzzles each.
-    """
-
-    agent: str = "relational"
-    preset: str = "bridge-medium"
-    env_config: dict = dataclasses.field(default_factory=dict)
-    model_overrides: dict = dataclasses.field(default_factory=dict)
-    seed: int = 1
-    oracle_episodes: int = 2000
-    rounds: int = 8
-    episodes_per_round: int = 1000
-    horizon: int = 100
-    max_labelled_moves: int = 600_000
-    batch_size: int = 256
-    learning_rate: float = 1e-3
-    min_improvement: float = 0.01
-    halvings: int = 3
-    max_epochs: int = 12
-    held_out_episodes: int = 300
-    validation_episodes: int = 500
-
-    def __post_init__(self):
-        from keras_simplicial.agents.model.architecture import AGENT_KINDS
-        from keras_simplicial.agents.training.impala import PRESETS
-
-        if self.agent not in AGENT_KINDS:
-            raise ValueError(f"agent must be one of {AGENT_KINDS}, got {self.agent!r}.")
-        if self.preset not in PRESETS:
-            raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {self.preset!r}.")
-        for name in (
-            "oracle_episodes",
-            "episodes_per_round",
-            "horizon",
-            "max_labelled_moves",
-            "batch_size",
-            "halvings",
-            "max_epochs",
-            "held_out_episodes",
-            "validation_episodes",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}.")
-        if isinstance(self.rounds, bool) or not isinstance(self.rounds, int) or self.rounds < 0:
-            raise ValueError(f"rounds must be an int >= 0, got {self.rounds!r}.")
-        if not self.learning_rate > 0:
-            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}.")
-        if not 0 <= self.min_improvement < 1:
-            raise ValueError(f"min_improvement must be in [0, 1), got {self.min_improvement!r}.")
-
-    @property
-    def env(self):
-        """(env id, env config) of the run: the preset's, with `env_config` on top."""
-        from keras_simplicial.agents.training.impala import PRESETS
-
-        preset = PRESETS[self.preset]
-        return preset["env"], {**preset["env_config"], **self.env_config}
-
-    def run_arguments(self):
-        """The `RunArguments` that describe the model and its environment (run.json)."""
-        from keras_simplicial.agents.training.run_arguments import RunArguments
-
-        env, env_config = self.env
-        return RunArguments(
-            env=env,
-            agent=self.agent,
-            env_config=env_config,
-            model_overrides=dict(self.model_overrides),
-            seed=self.seed,
-        )
-
-    def to_json(self):
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, values):
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown DAgger settings {unknown}; accepted: {sorted(known)}")
-        return cls(**values)
 
 
 def set_loss_and_hits(logits, optimal):
@@ -282,7 +179,6 @@ def _score(check):
 
 def run_dagger(config, out, *, log=print):
     """Runs (or resumes) a DAgger run in directory `out`; returns its history (a dict)."""
-    from keras_simplicial.agents.imitation.dagger_directory import DaggerDirectory
 
     directory = DaggerDirectory(out)
     config = directory.start(config)

@@ -16,8 +16,13 @@ import json
 import shutil
 from pathlib import Path
 
+from keras_simplicial.agents.atomic_files import (
+    atomic_copy_file,
+    atomic_write_json,
+    atomic_write_text,
+)
+from keras_simplicial.agents.imitation.dagger_config import DaggerConfig
 from keras_simplicial.agents.training.checkpoints import KERAS_POLICY_FILE
-from keras_simplicial.agents.training.run_directory import atomic_write_text
 
 STATE_POINTER = "LATEST"
 
@@ -41,8 +46,6 @@ class DaggerDirectory:
     def start(self, config):
         """Writes a new run's dagger.json and run.json; a run already there must have been started
         with the same config (a resume reads it with `read_config`)."""
-        from keras_simplicial.agents.imitation.dagger import DaggerConfig
-
         if self.exists:
             stored = self.read_config()
             if stored != config:
@@ -59,17 +62,15 @@ class DaggerDirectory:
         if not isinstance(config, DaggerConfig):
             raise TypeError(f"config must be a DaggerConfig, got {type(config).__name__}.")
         self.out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(self.config_file, json.dumps(config.to_json(), indent=2) + "\n")
+        atomic_write_json(self.config_file, config.to_json())
         config.run_arguments().write(self.run_file)
         return config
 
     def extend(self, config):
         """Rewrites dagger.json of a run continued with more rounds or labelled moves."""
-        atomic_write_text(self.config_file, json.dumps(config.to_json(), indent=2) + "\n")
+        atomic_write_json(self.config_file, config.to_json())
 
     def read_config(self):
-        from keras_simplicial.agents.imitation.dagger import DaggerConfig
-
         if not self.exists:
             raise FileNotFoundError(f"No DAgger run at {self.out} (no dagger.json).")
         return DaggerConfig.from_json(json.loads(self.config_file.read_text(encoding="utf-8")))
@@ -101,12 +102,9 @@ class DaggerDirectory:
         folder.mkdir(parents=True)
         learner.save(folder)
         episodes.save(folder / "episodes.npz")
-        atomic_write_text(
-            folder / "progress.json",
-            json.dumps({"history": history, "state": state}, indent=1) + "\n",
-        )
+        atomic_write_json(folder / "progress.json", {"history": history, "state": state}, indent=1)
         atomic_write_text(self.states / STATE_POINTER, folder.name + "\n")
-        atomic_write_text(self.history_file, json.dumps(history, indent=1) + "\n")
+        atomic_write_json(self.history_file, history, indent=1)
         for old in self.states.iterdir():
             if old.is_dir() and old != folder:
                 shutil.rmtree(old)
@@ -115,17 +113,8 @@ class DaggerDirectory:
         """The state after a complete round, its model as OUT/policy.keras and, if it is the best
         so far, as OUT/best/policy.keras."""
         self.save_state(learner, episodes, history, state)
-        _replace_file(self.state_dir / KERAS_POLICY_FILE, self.policy_file)
+        atomic_copy_file(self.state_dir / KERAS_POLICY_FILE, self.policy_file)
         if is_best:
             self.best_dir.mkdir(exist_ok=True)
-            _replace_file(self.state_dir / KERAS_POLICY_FILE, self.best_dir / KERAS_POLICY_FILE)
-            atomic_write_text(
-                self.best_dir / "best.json", json.dumps(history["best"], indent=2) + "\n"
-            )
-
-
-def _replace_file(source, target):
-    """Copies `source` over `target` atomically (a temporary copy renamed into place)."""
-    temporary = target.with_name(f".{target.name}.tmp")
-    shutil.copyfile(source, temporary)
-    temporary.replace(target)
+            atomic_copy_file(self.state_dir / KERAS_POLICY_FILE, self.best_dir / KERAS_POLICY_FILE)
+            atomic_write_json(self.best_dir / "best.json", history["best"])

@@ -1,7 +1,7 @@
 """Can the architecture tell *which* two keys it holds? A probe that the count of keys cannot solve.
 
     curve = held_keys_curve("simplicial", "BridgeBoxWorld-v0", env_config, sizes=(250, 4000))
-    print(curve.format())
+    print(curve.to_markdown())
 
 Bridge BoxWorld's Gem box opens only with both of its lock colours held, X1 ⊗ X2 ⊸ Gem. The
 inventory probe (`keras-simplicial inventory`) found that trained agents read how many keys they
@@ -25,6 +25,7 @@ import itertools
 
 import numpy as np
 
+from keras_simplicial.agents.analysis.results import Result, cell, markdown_table
 from keras_simplicial.agents.imitation.labelled_play import oracle_moves, play_labelled
 from keras_simplicial.envs import make_vector_env
 from keras_simplicial.envs.palette import EMPTY_SLOT_RGB
@@ -91,7 +92,7 @@ def _gem_locks(core, seeds):
 
 
 @dataclasses.dataclass
-class HeldKeysCurve:
+class HeldKeysCurve(Result):
     """Held-out accuracy of an architecture against the number of training examples."""
 
     agent: str
@@ -99,21 +100,21 @@ class HeldKeysCurve:
     updates: int
     points: list  # per size: size, train_accuracy, test_accuracy (held-out pairs), seconds
 
-    def format(self):
-        lines = [
-            f"{self.agent} agent, held-keys probe: both Gem lock colours held, or one of them and "
-            f"another ({self.held_out_pairs} colour pairs held out; {self.updates} updates)",
-            f"{'examples':>9}{'train':>8}{'held-out':>10}{'seconds':>9}",
+    def to_markdown(self):
+        rows = [
+            [
+                f"{point['size']:,}",
+                cell(point["train_accuracy"]),
+                cell(point["test_accuracy"]),
+                f"{point['seconds']:.0f}",
+            ]
+            for point in self.points
         ]
-        for point in self.points:
-            lines.append(
-                f"{point['size']:>9,}{point['train_accuracy']:>8.3f}"
-                f"{point['test_accuracy']:>10.3f}{point['seconds']:>9.0f}"
-            )
-        return "\n".join(lines)
-
-    def to_json(self):
-        return dataclasses.asdict(self)
+        return (
+            f"{self.agent} agent, held-keys probe: both Gem lock colours held, or one of them and "
+            f"another ({self.held_out_pairs} colour pairs held out; {self.updates} updates):\n\n"
+            + markdown_table(["examples", "train", "held-out", "seconds"], rows)
+        )
 
 
 def held_keys_curve(

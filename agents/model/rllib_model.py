@@ -22,6 +22,7 @@ from ray.rllib.models import ModelCatalog  # noqa: E402
 from ray.rllib.models.tf.tf_modelv2 import TFModelV2  # noqa: E402
 
 from keras_simplicial.agents.model.architecture import AGENT_KINDS, build_agent_model  # noqa: E402
+from keras_simplicial.agents.model.model_config import split_model_config  # noqa: E402
 
 MODEL_NAMES = {kind: f"{kind}_agent" for kind in AGENT_KINDS}
 
@@ -44,17 +45,6 @@ def _tf_variable(keras_variable):
     return value
 
 
-def split_model_config(custom_model_config):
-    """(architecture overrides for `build_agent_model`, jit_compile) of a custom model config."""
-    architecture = dict(custom_model_config or {})
-    jit_compile = architecture.pop("jit_compile", True)
-    if not isinstance(jit_compile, bool):
-        raise ValueError(
-            f"custom_model_config['jit_compile'] must be true or false, got {jit_compile!r}."
-        )
-    return architecture, jit_compile
-
-
 class KerasAgentModel(TFModelV2):
     """A relational or simplicial agent (Section 5.1) as an RLlib `TFModelV2`.
 
@@ -73,7 +63,7 @@ class KerasAgentModel(TFModelV2):
         custom = dict(model_config.get("custom_model_config") or {})
         custom.update(kwargs)
         kind = custom.pop("kind", None) or self.kind
-        custom, jit_compile = split_model_config(custom)
+        custom, jit_compile = split_model_config(custom, "custom_model_config")
         if kind not in AGENT_KINDS:
             raise ValueError(
                 f"custom_model_config['kind'] must be one of {AGENT_KINDS}, got {kind!r}."

@@ -18,7 +18,7 @@ import json
 import pickle
 from pathlib import Path
 
-from keras_simplicial.agents.training.run_directory import atomic_write_text
+from keras_simplicial.agents.atomic_files import atomic_write_json
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
@@ -72,7 +72,7 @@ def write_manifest(checkpoint):
         for name in _files(checkpoint)
     }
     manifest = {"format": MANIFEST_FORMAT, "files": files}
-    atomic_write_text(checkpoint / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    atomic_write_json(checkpoint / MANIFEST, manifest, indent=1, sort_keys=True)
 
 
 def read_manifest(checkpoint):

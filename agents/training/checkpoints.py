@@ -110,6 +110,7 @@ def run_arguments_of(checkpoint):
 
 def load_policy(checkpoint):
     """The RLlib TF2 policy of a checkpoint, with its Keras agent model at `policy.model`."""
+    import tensorflow  # noqa: F401  (before RLlib: see agents/__init__.py)
     from ray.rllib.policy.policy import Policy
 
     from keras_simplicial.agents.model.rllib_model import ensure_tf2_behavior, register_agent_models

@@ -14,6 +14,7 @@ metrics.csv and TensorBoard get.
 import math
 import time
 
+import tensorflow  # noqa: F401  (before RLlib: see agents/__init__.py)
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
 from keras_simplicial.envs import OUTCOMES

@@ -10,6 +10,7 @@ steps its core directly.
 
 import gymnasium
 import numpy as np
+import tensorflow  # noqa: F401  (before RLlib: see agents/__init__.py)
 from gymnasium.utils import seeding
 from ray.rllib.env.vector_env import VectorEnv
 from ray.tune.registry import register_env

@@ -1,101 +1,208 @@
-"""The arguments of a training run, as one typed object that reads and writes the run's run.json.
+"""The arguments of a training run, declared once: one typed object that the command line, IMPALA
+and the run's run.json all read.
 
-    arguments = RunArguments.from_preset("easy", "relational", seed=1)   # a preset + overrides
+    arguments = RunArguments.from_preset("easy", "relational", seed=1)   # a preset + changes
     arguments = RunArguments(env="BoxWorld-v0", agent="relational", env_config={"rows": 3})
     train(arguments, out="runs/demo", stop_timesteps=1_000_000)
     arguments.write(run.run_file)           # run = RunDirectory(out): OUT/run.json
     RunArguments.read(run.run_file)         # also the run.json files of earlier versions
 
-`RunArguments` is what is passed around: `train` takes it, `algorithm_config` turns it into an
-`IMPALAConfig`, and the model overrides are split once, here, into `architecture` and
-`jit_compile`.
+Each field carries its flag, its default, its range and its help (`run_argument`):
 
-`--resume`, `evaluate`, `plot` and the analysis commands read a run back from its run.json, so
-its keys are a file format: a new field needs an entry in `EARLIER_RUN_DEFAULTS` saying what runs
-written before it used, and a new IMPALA setting that every run records in its overrides one in
-`EARLIER_RUN_OVERRIDES`.
+- the flags of `keras-simplicial train`, and of `sweep` and `reproduce` (all but the agent and the
+  seed, which they vary), are generated from the fields;
+- `impala_config` takes the whole object, `train`, the sweeps, the comparison and the throughput
+  measurements pass it on whole;
+- run.json stores every field.
 
-Every run's overrides say which gradient norm `grad_clip` caps (`CLIP_EACH_VARIABLE`): a new run
-clips the global norm, as the paper's code did; a run.json written before runs recorded it
-resumes clipping each variable's gradient, as it trained.
+A new run argument is a field here (and, in `EARLIER_RUN_DEFAULTS`, what runs written before it
+used), what it does in `impala_config`, and a test: docs/development.md shows one.
+
+`--resume`, `evaluate`, `plot` and the analysis commands read a run back from its run.json, so its
+keys are a file format. Every run's overrides say which gradient norm `grad_clip` caps
+(`CLIP_EACH_VARIABLE`): a new run clips the global norm, as the paper's code did; a run.json
+written before runs recorded it resumes clipping each variable's gradient, as it trained.
+
+This module imports neither Keras nor TensorFlow nor RLlib: `keras-simplicial train --help` reads
+it.
 """
 
 import dataclasses
 import json
+import numbers
 from pathlib import Path
 from typing import Optional
 
-from keras_simplicial.agents.training.run_directory import atomic_write_text
+from keras_simplicial.agents.atomic_files import atomic_write_text
+from keras_simplicial.agents.model.model_config import split_model_config
+from keras_simplicial.agents.ranges import Integer, JsonObject, OneOf, OrNone
+from keras_simplicial.agents.training.presets import (
+    CLIP_EACH_VARIABLE,
+    PRESETS,
+    preset_overrides,
+)
 
+# The ids of keras_simplicial.envs (ENV_IDS) and the agents of model/architecture.py (AGENT_KINDS),
+# repeated so that the flags are generated without gymnasium or Keras (a test keeps them equal).
+ENVS = ("BridgeBoxWorld-v0", "BoxWorld-v0")
+AGENTS = ("relational", "simplicial")
 # How env runners sample: "batched" steps all of a runner's boards as one batch
 # (`BatchedEnvRunner`); "rllib" is RLlib's own sampler over one gymnasium env per board.
 SAMPLERS = ("batched", "rllib")
-DEFAULT_SAMPLER = "batched"
-# On a few cores the fastest layout is no remote env runner: the driver samples its boards as one
-# batch while IMPALA's learner thread trains beside it, in one process and one TensorFlow thread
-# pool (docs/benchmarks.md, "Training throughput"). A cluster run asks for N runners instead.
-DEFAULT_NUM_ENV_RUNNERS = 0
-DEFAULT_NUM_ENVS_PER_ENV_RUNNER = 64
 
+# What a new run trains with unless its overrides say otherwise: the global norm clipped, as in
+# `PAPER_IMPALA_HYPERPARAMETERS`.
+NEW_RUN_OVERRIDES = {CLIP_EACH_VARIABLE: False}
 # Fields that run.json files written by earlier versions lack, and the value those runs used.
 EARLIER_RUN_DEFAULTS = {
     "sampler": "rllib",  # runs written before the batched sampler existed used RLlib's
 }
-
-# Which norm IMPALA's `grad_clip` caps, in RLlib's old-stack (TF) name for it: true clips each
-# variable's gradient separately (RLlib 2.60's default), false the global norm of all of them, as
-# the paper's code (RLlib 0.7) did. Every run records it in its overrides.
-CLIP_EACH_VARIABLE = "_tf_policy_handles_more_than_one_loss"
-# What a new run trains with unless its overrides say otherwise (`PAPER_IMPALA_HYPERPARAMETERS`).
-NEW_RUN_OVERRIDES = {CLIP_EACH_VARIABLE: False}
 # IMPALA settings that the overrides of run.json files written by earlier versions lack, and the
 # value those runs trained with.
 EARLIER_RUN_OVERRIDES = {
     CLIP_EACH_VARIABLE: True,  # runs written before it was recorded clipped each variable
 }
+# The fields every run.json has had from the start: a file without one is not a run's.
+REQUIRED_IN_RUN_JSON = ("env", "agent")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunArgument:
+    """How one field of `RunArguments` appears on the command line.
+
+    Attributes:
+        flags: its option strings, the first its name.
+        help: what it does, for `--help`.
+        rule: its range (a rule of `keras_simplicial.agents.ranges`), checked when the
+            arguments are made.
+        given_by_preset: whether a preset gives it (`RunArguments.from_preset`): then the
+            command line's default is the preset's, and a JSON object given is merged over the
+            preset's.
+    """
+
+    flags: tuple
+    help: str
+    rule: object
+    given_by_preset: bool = False
+
+    @property
+    def flag(self):
+        return self.flags[0]
+
+
+def run_argument(default=dataclasses.MISSING, *, flags, help, rule, factory=None, **options):
+    """A field of `RunArguments` with its declaration (`RunArgument`) as metadata."""
+    declaration = RunArgument(tuple(flags), help, rule, **options)
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata={"run_argument": declaration})
+    return dataclasses.field(default=default, metadata={"run_argument": declaration})
+
+
+def declaration(field):
+    """The `RunArgument` of a field of `RunArguments`."""
+    return field.metadata["run_argument"]
 
 
 @dataclasses.dataclass(frozen=True)
 class RunArguments:
-    """What a run trains, on what, and how it samples (see `impala_config` for each field).
+    """What a run trains, on what, and how it samples; each field declares its flag, default,
+    range and help (`run_argument`).
 
     Attributes:
         env: an id of `keras_simplicial.envs.ENV_IDS`.
         agent: "relational" or "simplicial".
-        env_config: constructor arguments of the environment.
-        model_overrides: architecture overrides of the agent model, and `jit_compile`.
-        overrides: further `IMPALAConfig` attributes (a preset's and `--config`'s), always
-            with `CLIP_EACH_VARIABLE` (false, the global norm, unless given).
-        num_env_runners, num_envs_per_env_runner: rollout processes and boards per runner.
+        env_config: constructor arguments of the environment (e.g. `{"max_solution_length": 1}`).
+        model_overrides: architecture overrides of the agent model (e.g. `{"num_heads": 4}`), and
+            `jit_compile` (default true: the model runs as one XLA computation).
+        overrides: further `IMPALAConfig` attributes (a preset's and `--config`'s), always with
+            `CLIP_EACH_VARIABLE` (false, the global norm, unless given).
+        num_env_runners: rollout worker processes (the paper: 63 per machine); 0 samples in the
+            driver, beside the learner thread.
+        num_envs_per_env_runner: boards each runner steps as one batch (the paper: 1).
         seed: seeds the env runners and the model initialisation (None: unseeded).
         sampler: one of `SAMPLERS`.
     """
 
-    env: str
-    agent: str
-    env_config: dict = dataclasses.field(default_factory=dict)
-    model_overrides: dict = dataclasses.field(default_factory=dict)
-    overrides: dict = dataclasses.field(default_factory=dict)
-    num_env_runners: int = DEFAULT_NUM_ENV_RUNNERS
-    num_envs_per_env_runner: int = DEFAULT_NUM_ENVS_PER_ENV_RUNNER
-    seed: Optional[int] = None
-    sampler: str = DEFAULT_SAMPLER
+    env: str = run_argument(
+        ENVS[0],
+        flags=("--env",),
+        rule=OneOf(ENVS),
+        given_by_preset=True,
+        help="the environment",
+    )
+    agent: str = run_argument(
+        "simplicial", flags=("--agent",), rule=OneOf(AGENTS), help="the agent model"
+    )
+    env_config: dict = run_argument(
+        factory=dict,
+        flags=("--env-config",),
+        rule=JsonObject(),
+        given_by_preset=True,
+        help="JSON object of environment arguments merged over the preset's, e.g. "
+        "'{\"max_solution_length\": 1}'",
+    )
+    model_overrides: dict = run_argument(
+        factory=dict,
+        flags=("--model-config",),
+        rule=JsonObject(),
+        help="JSON object of architecture overrides, e.g. '{\"num_heads\": 4}' (ranges checked: "
+        "architecture.MODEL_RANGES), and jit_compile (default true: the model runs as one XLA "
+        "computation; false for TensorFlow's graph executor)",
+    )
+    overrides: dict = run_argument(
+        factory=dict,
+        flags=("--config",),
+        rule=JsonObject(),
+        given_by_preset=True,
+        help="JSON object of IMPALAConfig overrides on top of the preset's, e.g. "
+        '\'{"lr": 1e-4, "train_batch_size": 640}\'; unknown keys and values outside their '
+        "range (lr > 0, gamma in (0, 1], sizes >= 1, ...: impala.CONFIG_RANGES) are refused before "
+        "anything starts; an lr given without lr_schedule replaces the preset's schedule too",
+    )
+    # On a few cores the fastest layout is no remote env runner: the driver samples its boards as
+    # one batch while IMPALA's learner thread trains beside it, in one process and one TensorFlow
+    # thread pool (docs/benchmarks.md, "Training throughput"). A cluster run asks for N runners.
+    num_env_runners: int = run_argument(
+        0,
+        flags=("--num-env-runners",),
+        rule=Integer(0),
+        help="rollout worker processes (0: the driver samples beside the learner thread, "
+        "fastest on a few cores; on a cluster, one per CPU)",
+    )
+    num_envs_per_env_runner: int = run_argument(
+        64,
+        flags=("--num-envs-per-env-runner", "--num-envs"),
+        rule=Integer(1),
+        help="boards each runner steps as one batch",
+    )
+    seed: Optional[int] = run_argument(
+        None,
+        flags=("--seed",),
+        rule=OrNone(Integer(None)),
+        help="seeds the env runners and the model initialisation (none: unseeded)",
+    )
+    sampler: str = run_argument(
+        "batched",
+        flags=("--sampler",),
+        rule=OneOf(SAMPLERS),
+        help="'batched': each env runner steps its boards as one batch; 'rllib': RLlib's "
+        "per-env sampler (slower on small boards, runs every RLlib episode callback)",
+    )
 
     def __post_init__(self):
-        for name in ("env_config", "model_overrides", "overrides"):
-            value = getattr(self, name)
-            if not isinstance(value, dict):
-                raise ValueError(f"{name} must be a JSON object (dict), got {value!r}.")
-            object.__setattr__(self, name, dict(value))
+        for field in dataclasses.fields(self):
+            value, rule = getattr(self, field.name), declaration(field).rule
+            if not rule.accepts(value):
+                raise ValueError(
+                    f"{field.name} ({declaration(field).flag}) must be {rule.describe()}, "
+                    f"got {value!r}."
+                )
+            if isinstance(value, dict):
+                object.__setattr__(self, field.name, dict(value))
+            elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
+                object.__setattr__(self, field.name, int(value))
         object.__setattr__(self, "overrides", {**NEW_RUN_OVERRIDES, **self.overrides})
-        for name in ("num_env_runners", "num_envs_per_env_runner"):
-            object.__setattr__(self, name, int(getattr(self, name)))
-        architecture = dict(self.model_overrides)
-        jit_compile = architecture.pop("jit_compile", True)
-        if not isinstance(jit_compile, bool):
-            raise ValueError(
-                f"--model-config: jit_compile must be true or false, got {jit_compile!r}."
-            )
+        architecture, jit_compile = split_model_config(self.model_overrides)
         object.__setattr__(self, "_architecture", architecture)
         object.__setattr__(self, "_jit_compile", jit_compile)
 
@@ -112,39 +219,31 @@ class RunArguments:
         return self._jit_compile
 
     @classmethod
-    def from_preset(
-        cls,
-        preset,
-        agent,
-        *,
-        env=None,
-        env_config=None,
-        config=None,
-        model_config=None,
-        seed=None,
-        num_env_runners=DEFAULT_NUM_ENV_RUNNERS,
-        num_envs_per_env_runner=DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
-        sampler=DEFAULT_SAMPLER,
-    ):
-        """The arguments of a run of the preset named `preset` (`PRESETS`) with overrides on top:
-        `env` replaces the preset's env id, `env_config` is merged into its env config, `config`
-        into its IMPALA overrides (`preset_overrides`), `model_config` is the model overrides
-        (the `--env`, `--env-config`, `--config` and `--model-config` of `train`)."""
-        from keras_simplicial.agents.training.impala import PRESETS, preset_overrides
+    def from_preset(cls, preset, agent=None, **changes):
+        """The arguments of a run of the preset named `preset` (`PRESETS`) with `changes` on top.
 
+        `changes` are fields of `RunArguments` (None: not given). The preset gives `env`,
+        `env_config` and `overrides` (the fields declared `given_by_preset`): an `env` given
+        replaces the preset's, an `env_config` is merged over its env config and `overrides`
+        over its IMPALA overrides (`preset_overrides`: an lr alone replaces its schedule too).
+        """
         if preset not in PRESETS:
             raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {preset!r}.")
+        names = [field.name for field in dataclasses.fields(cls)]
+        unknown = sorted(set(changes) - set(names))
+        if unknown:
+            raise ValueError(f"unknown run argument(s) {unknown}; accepted: {names}.")
+        given = {
+            name: value for name, value in {**changes, "agent": agent}.items() if value is not None
+        }
         chosen = PRESETS[preset]
         return cls(
-            env=env or chosen["env"],
-            agent=agent,
-            env_config={**chosen["env_config"], **dict(env_config or {})},
-            model_overrides=dict(model_config or {}),
-            overrides=preset_overrides(chosen, config),
-            num_env_runners=num_env_runners,
-            num_envs_per_env_runner=num_envs_per_env_runner,
-            seed=seed,
-            sampler=sampler,
+            **{
+                **given,
+                "env": given.get("env", chosen["env"]),
+                "env_config": {**chosen["env_config"], **dict(given.get("env_config") or {})},
+                "overrides": preset_overrides(chosen, given.get("overrides")),
+            }
         )
 
     @classmethod
@@ -152,22 +251,16 @@ class RunArguments:
         """The arguments of a decoded run.json.
 
         A field it lacks takes its value from `EARLIER_RUN_DEFAULTS`, else its default, and an
-        IMPALA setting its overrides lack from `EARLIER_RUN_OVERRIDES`; `env` and `agent` are
-        required.
+        IMPALA setting its overrides lack from `EARLIER_RUN_OVERRIDES`; `REQUIRED_IN_RUN_JSON`
+        must be there.
         """
         if not isinstance(data, dict):
             raise ValueError(f"{source} must hold a JSON object, got {type(data).__name__}.")
-        fields = dataclasses.fields(cls)
-        names = [field.name for field in fields]
+        names = [field.name for field in dataclasses.fields(cls)]
         unknown = sorted(set(data) - set(names))
         if unknown:
             raise ValueError(f"{source} has unknown key(s) {unknown}; accepted: {names}.")
-        required = [
-            field.name
-            for field in fields
-            if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
-        ]
-        missing = [name for name in required if name not in data]
+        missing = [name for name in REQUIRED_IN_RUN_JSON if name not in data]
         if missing:
             raise ValueError(f"{source} lacks the key(s) {missing}.")
         data = {**EARLIER_RUN_DEFAULTS, **data}

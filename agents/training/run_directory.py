@@ -18,13 +18,15 @@
                             differ 2x between machines, so only those of one machine compare
 
 Every file that a crash could leave half-written is written to a temporary name in the same
-directory and then renamed over the old one (`os.replace` is atomic on POSIX). What damage does
+directory and then renamed over the old one (`atomic_files`; a checkpoint is a staging directory
+renamed into place). What damage does
 reach a file (a disk, a copy, a merge) is named in one line by the readers here, and `--resume`
 goes on from what is intact (`resume_point`, `repair_for_resume`): a damaged file is set aside
 under a `damaged-` or `.damaged` name, never deleted.
 """
 
 import csv
+import io
 import json
 import os
 import platform
@@ -32,41 +34,27 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from keras_simplicial.agents.atomic_files import (
+    DIRECTORY_MODE,
+    atomic_write_json,
+    atomic_write_text,
+)
+from keras_simplicial.agents.training.checkpoint_integrity import (
+    verify_checkpoint,
+    write_manifest,
+)
+
 CHECKPOINT_PREFIX = "iter_"
 DAMAGED_PREFIX = "damaged-"
 
 
-def _current_umask():
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-# tempfile creates files 0600 and directories 0700, private to their owner; what this module
-# renames into place gets the permissions an ordinary open() or mkdir() would give, so that the
-# people sharing a cluster's file system can read a run. Read once: os.umask can only be read by
-# setting it, and threads write files here.
-_UMASK = _current_umask()
-FILE_MODE = 0o666 & ~_UMASK
-DIRECTORY_MODE = 0o777 & ~_UMASK
-
-
-def atomic_write_text(path, text):
-    """Writes `text` to `path` so that readers see the old or the new file, never a mix."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(handle, FILE_MODE)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+def csv_text(rows, fields):
+    """`rows` (dicts) as the text of a CSV file with the header `fields` (missing values empty)."""
+    stream = io.StringIO()
+    writer = csv.DictWriter(stream, fieldnames=fields, restval="")
+    writer.writeheader()
+    writer.writerows(rows)
+    return stream.getvalue()
 
 
 def this_machine():
@@ -118,8 +106,6 @@ class RunDirectory:
                 or None. With it, the best checkpoint is the one with the highest greedy win
                 rate (ties: training win rate); without it, the highest training win rate.
         """
-        from keras_simplicial.agents.training.checkpoint_integrity import write_manifest
-
         final = self.checkpoints_dir / f"{CHECKPOINT_PREFIX}{iteration:06d}"
         staging = Path(tempfile.mkdtemp(prefix=".saving-", dir=self.checkpoints_dir))
         try:
@@ -155,7 +141,7 @@ class RunDirectory:
             self._write_best({**best, "greedy_win_rate": float(check(found[0]))})
 
     def _write_best(self, record):
-        atomic_write_text(self.best_file, json.dumps(record, indent=2) + "\n")
+        atomic_write_json(self.best_file, record)
 
     @property
     def best_file(self):
@@ -207,8 +193,6 @@ class RunDirectory:
         The `latest` checkpoint first, then the others newest first; intact is what
         `verify_checkpoint` accepts.
         """
-        from keras_simplicial.agents.training.checkpoint_integrity import verify_checkpoint
-
         latest = self.latest_checkpoint()
         candidates = [latest] if latest is not None else []
         candidates += [c for c in reversed(self.checkpoints()) if c != latest]
@@ -260,7 +244,7 @@ class RunDirectory:
         entries.append(
             {"from_iteration": int(from_iteration), "machine": machine or this_machine()}
         )
-        atomic_write_text(self.machines_file, json.dumps(entries, indent=2) + "\n")
+        atomic_write_json(self.machines_file, entries)
 
     def read_machines(self):
         """`record_machine`'s entries, oldest first ([] for a run from before they existed)."""
@@ -350,15 +334,7 @@ class RunDirectory:
             if self.metrics_file.exists():
                 self.metrics_file.unlink()
             return
-        fields = list(rows[0].keys())
-        with tempfile.NamedTemporaryFile(
-            "w", newline="", encoding="utf-8", delete=False, dir=self.root, prefix=".metrics."
-        ) as stream:
-            writer = csv.DictWriter(stream, fieldnames=fields)
-            writer.writeheader()
-            writer.writerows(rows)
-        os.chmod(stream.name, FILE_MODE)
-        os.replace(stream.name, self.metrics_file)
+        atomic_write_text(self.metrics_file, csv_text(rows, list(rows[0].keys())))
 
 
 class MetricsLog:
@@ -387,14 +363,7 @@ class MetricsLog:
         if extra:  # a new puzzle type appeared: rewrite the file with the wider header
             rows = self.run_directory.read_metrics()
             self._fields += extra
-            with tempfile.NamedTemporaryFile(
-                "w", newline="", encoding="utf-8", delete=False, dir=path.parent, prefix=".metrics."
-            ) as stream:
-                writer = csv.DictWriter(stream, fieldnames=self._fields, restval="")
-                writer.writeheader()
-                writer.writerows(rows)
-            os.chmod(stream.name, FILE_MODE)
-            os.replace(stream.name, path)
+            atomic_write_text(path, csv_text(rows, self._fields))
         new_file = not path.exists()
         with open(path, "a", newline="", encoding="utf-8") as stream:
             writer = csv.DictWriter(stream, fieldnames=self._fields, restval="")

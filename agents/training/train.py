@@ -7,10 +7,10 @@
 `train` reads as the run goes:
 
 1. The run's arguments: new ones written to OUT/run.json, or read back from it when resuming
-   (`RunArguments`), all checked before anything starts (`algorithm_config`).
+   (`RunArguments`), all checked before anything starts (`impala_config`).
 2. Ray: embedded on this machine, or a cluster joined at `address` (`start_ray`).
-3. IMPALA with the paper's hyperparameters (`impala_config`), restored from the run's last
-   checkpoint when resuming (`build_algorithm`).
+3. IMPALA with the paper's hyperparameters (`impala_config` of the arguments), restored from the
+   run's last checkpoint when resuming (`build_algorithm`).
 4. Iterations until the stop condition (`train_iterations`): `algorithm.train()`, a metrics row
    (CSV + TensorBoard), progress, and a checkpoint every `checkpoint_every` iterations
    (`CheckpointKeeper`). Ctrl-C checkpoints before leaving.
@@ -28,7 +28,6 @@ from keras_simplicial.agents.training.greedy_check import DEFAULT_CHECK_EPISODES
 from keras_simplicial.agents.training.impala import impala_config
 from keras_simplicial.agents.training.metrics import metrics_row
 from keras_simplicial.agents.training.progress import make_progress
-from keras_simplicial.agents.training.rllib_envs import validate_env_config
 from keras_simplicial.agents.training.run_arguments import RunArguments
 from keras_simplicial.agents.training.run_directory import MetricsLog, RunDirectory
 
@@ -111,7 +110,7 @@ def train(
         checkpoint = None
     if stop_timesteps is None or int(stop_timesteps) <= 0:
         raise ValueError(f"stop_timesteps must be a positive integer, got {stop_timesteps!r}.")
-    config = algorithm_config(arguments)  # every argument is checked before anything starts
+    config = impala_config(arguments)  # every argument is checked before anything starts
     run.create()
     if not resume:
         arguments.write(run.run_file)
@@ -202,25 +201,6 @@ def resume_state(run):
     return arguments, checkpoint
 
 
-def algorithm_config(arguments):
-    """The `IMPALAConfig` of a run's `RunArguments`; raises `ValueError` on any bad argument."""
-    validate_env_config(arguments.env, arguments.env_config)
-    config = impala_config(
-        arguments.env,
-        arguments.agent,
-        env_config=arguments.env_config,
-        model_overrides=arguments.model_overrides,
-        num_env_runners=arguments.num_env_runners,
-        num_envs_per_env_runner=arguments.num_envs_per_env_runner,
-        seed=arguments.seed,
-        overrides=arguments.overrides,
-        sampler=arguments.sampler,
-    )
-    # A crashed env runner comes back after a second, not RLlib's default minute.
-    config.fault_tolerance(restart_failed_env_runners=True, delay_between_env_runner_restarts_s=1.0)
-    return config
-
-
 def start_ray(address=None, num_env_runners=1):
     """Joins the cluster at `address`, or starts an embedded local Ray sized for the run (unless
     Ray is running already), and registers the agent models and envs for this job."""
@@ -272,7 +252,7 @@ def build_algorithm(arguments, checkpoint=None, config=None):
 
     Restoring brings back the weights, the optimizer state and the timestep counters.
     """
-    algorithm = (config or algorithm_config(arguments)).build_algo()
+    algorithm = (config or impala_config(arguments)).build_algo()
     if checkpoint is not None:
         # RLlib reads the checkpoint through pyarrow, which takes absolute paths only.
         algorithm.restore(str(Path(checkpoint).resolve()))

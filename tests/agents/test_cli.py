@@ -1,5 +1,7 @@
-"""The `keras-simplicial` command: instant help and argument errors, quiet TensorFlow, `play`."""
+"""The `keras-simplicial` command: instant help and argument errors, quiet TensorFlow, `play`, the
+flags generated from `RunArguments`, and one line naming the extra a command needs."""
 
+import argparse
 import os
 import subprocess
 import sys
@@ -11,7 +13,7 @@ import pytest
 import keras_simplicial_cli as cli
 
 COMMAND = str(Path(sys.executable).parent / "keras-simplicial")
-HEAVY = ("keras_simplicial", "keras", "tensorflow", "ray", "gymnasium", "matplotlib")
+HEAVY = ("keras", "tensorflow", "ray", "gymnasium", "matplotlib")
 # Runs the command in a fresh interpreter and reports which heavy modules it imported.
 PROBE = (
     "import sys, keras_simplicial_cli\n"
@@ -21,22 +23,79 @@ PROBE = (
 
 
 def test_the_choices_repeat_their_homes():
-    from keras_simplicial.agents.model.architecture import AGENT_KINDS
-    from keras_simplicial.agents.training import greedy_check, progress, run_arguments
-    from keras_simplicial.agents.training.impala import PRESETS
-    from keras_simplicial.envs import ENV_IDS
+    from keras_simplicial.agents.commands import arguments, inspection, training
+    from keras_simplicial.agents.training import greedy_check, progress
+    from keras_simplicial.agents.training.presets import PRESETS
     from keras_simplicial.envs.logic import STYLES
 
-    assert cli.ENV_CHOICES == ENV_IDS
-    assert cli.AGENT_CHOICES == AGENT_KINDS
-    assert set(cli.PRESET_CHOICES) == set(PRESETS)
-    assert cli.SAMPLER_CHOICES == run_arguments.SAMPLERS
-    assert cli.DEFAULT_SAMPLER == run_arguments.DEFAULT_SAMPLER
-    assert cli.DEFAULT_NUM_ENV_RUNNERS == run_arguments.DEFAULT_NUM_ENV_RUNNERS
-    assert cli.DEFAULT_NUM_ENVS_PER_ENV_RUNNER == run_arguments.DEFAULT_NUM_ENVS_PER_ENV_RUNNER
-    assert cli.DEFAULT_CHECK_EPISODES == greedy_check.DEFAULT_CHECK_EPISODES
-    assert cli.PROGRESS_CHOICES == progress.PROGRESS_MODES
-    assert cli.STYLE_CHOICES == STYLES
+    assert set(arguments.PRESET_CHOICES) == set(PRESETS)
+    assert training.DEFAULT_CHECK_EPISODES == greedy_check.DEFAULT_CHECK_EPISODES
+    assert training.PROGRESS_CHOICES == progress.PROGRESS_MODES
+    assert inspection.STYLE_CHOICES == STYLES
+
+
+def subparser(name):
+    parser = cli.build_parser()
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return action.choices[name]
+
+
+@pytest.mark.parametrize("command", ["train", "sweep", "reproduce"])
+def test_every_run_argument_is_a_flag_generated_from_its_field(command):
+    """A field added to RunArguments is a flag of train, sweep and reproduce with nothing else to
+    write; sweep and reproduce vary the agent and the seed themselves."""
+    import dataclasses
+
+    from keras_simplicial.agents.commands.arguments import given_run_arguments
+    from keras_simplicial.agents.training.run_arguments import RunArguments, declaration
+
+    options = {option: a for a in subparser(command)._actions for option in a.option_strings}
+    varied = () if command == "train" else ("agent", "seed")
+    for field in dataclasses.fields(RunArguments):
+        declared = declaration(field)
+        if field.name in varied:
+            assert options.get(declared.flag) is None or options[declared.flag].dest != field.name
+            continue
+        action = options[declared.flag]
+        assert action.dest == field.name and action.default is None
+        assert declared.help in action.help
+    # Left out: None (the preset's or the default); given: the field's value, its range checked.
+    argv = [command] + (["--seeds", "1", "2"] if command == "reproduce" else [])
+    assert given_run_arguments(cli.build_parser().parse_args(argv)) == {}
+    given = ["--num-env-runners", "2", "--config", '{"lr": 0.001}', "--sampler", "rllib"]
+    assert given_run_arguments(cli.build_parser().parse_args([*argv, *given])) == {
+        "num_env_runners": 2,
+        "overrides": {"lr": 0.001},
+        "sampler": "rllib",
+    }
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args([*argv, "--num-env-runners", "-1"])
+
+
+def test_a_command_without_its_extra_says_in_one_line_what_to_install(monkeypatch, capsys):
+    """The base install (Keras and NumPy) has no TensorFlow, Ray or gymnasium: a command that
+    needs them names the extra that brings them, in one line (the imports blocked here)."""
+    import builtins
+
+    real_import = builtins.__import__
+    blocked = {"tensorflow", "ray", "gymnasium", "matplotlib"}
+
+    def without_extras(name, *args, **kwargs):
+        if name.partition(".")[0] in blocked:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_extras)
+    monkeypatch.delitem(sys.modules, "keras_simplicial.envs.play", raising=False)
+    assert cli.main(["train", "--preset", "easy"]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "keras-simplicial train: error: this command needs the [agents] extra (no module named "
+        "'tensorflow'): pip install 'keras-simplicial[agents]'"
+    )
+    assert cli.main(["play"]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "needs the [envs] extra (no module named 'gymnasium')" in line
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,8 @@
 """Imports run one way (agents/__init__.py): the layers import no env or agent, the envs no agent
 and not the command line, training no analysis or experiment, analysis no experiment, imitation no
-experiment; nothing below imitation imports it."""
+experiment; nothing below imitation imports it. No two modules import each other, however far
+round (an import circle inside a folder too), and every module that imports RLlib imports
+TensorFlow before it."""
 
 import ast
 from pathlib import Path
@@ -21,6 +23,7 @@ FORBIDDEN = {
         "keras_simplicial.agents.training",
         "keras_simplicial.agents.analysis",
         "keras_simplicial.agents.experiments",
+        "keras_simplicial.agents.commands",
         "keras_simplicial_cli",
     ),
     "agents/rollout.py": (
@@ -28,17 +31,20 @@ FORBIDDEN = {
         "keras_simplicial.agents.training",
         "keras_simplicial.agents.analysis",
         "keras_simplicial.agents.experiments",
+        "keras_simplicial.agents.commands",
         "keras_simplicial_cli",
     ),
     "agents/training": (
         "keras_simplicial.agents.imitation",
         "keras_simplicial.agents.analysis",
         "keras_simplicial.agents.experiments",
+        "keras_simplicial.agents.commands",
         "keras_simplicial_cli",
     ),
     "agents/analysis": (
         "keras_simplicial.agents.imitation",
         "keras_simplicial.agents.experiments",
+        "keras_simplicial.agents.commands",
         "keras_simplicial_cli",
     ),
     "agents/imitation": (
@@ -47,19 +53,87 @@ FORBIDDEN = {
         "keras_simplicial_cli",
     ),
     "agents/experiments": ("keras_simplicial.agents.commands", "keras_simplicial_cli"),
+    "agents/commands": ("keras_simplicial_cli",),
 }
 
 
-def imported_modules(path):
-    """Every module a file imports, at its top or inside a function."""
+# Repository folder -> its import name (setup.py's PACKAGE_DIRS).
+PACKAGES = {
+    "keras_simplicial": "keras_simplicial",
+    "envs": "keras_simplicial.envs",
+    "agents": "keras_simplicial.agents",
+}
+
+
+def imported_modules(path, package=None):
+    """Every module a file imports, at its top or inside a function; relative imports resolved
+    against `package` (the import name of the file's package), when given."""
     names = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module
+            if node.level:
+                if package is None:
+                    continue
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                module = f"{base}.{module}" if module else base
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
     return names
+
+
+def package_modules():
+    """{import name: file} of every module of the package, and the command line's."""
+    found = {"keras_simplicial_cli": ROOT / "keras_simplicial_cli.py"}
+    for folder, package in PACKAGES.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join((package, *parts))] = path
+    return found
+
+
+def import_graph():
+    """{module: the modules of the package it imports}."""
+    modules = package_modules()
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        imported = imported_modules(path, package)
+        graph[name] = {other for other in imported if other in modules and other != name}
+    return graph
+
+
+def import_circles(graph):
+    """The groups of modules that import each other, directly or round a circle (the strongly
+    connected components of more than one module)."""
+    index, low, stack, on_stack, circles = {}, {}, [], set(), []
+
+    def visit(module):
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for other in sorted(graph[module]):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on_stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            component = []
+            while not component or component[-1] != module:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
 
 
 @pytest.mark.parametrize("where", sorted(FORBIDDEN))
@@ -74,6 +148,46 @@ def test_imports_run_one_way(where):
         if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN[where])
     )
     assert wrong == []
+
+
+def test_no_module_imports_round_a_circle():
+    assert import_circles(import_graph()) == []
+
+
+def test_a_circle_would_be_found():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert import_circles(graph) == [["a", "b", "c"]]
+
+
+def _imports_in_order(body):
+    """The modules the statements of `body` import, in order (not inside nested functions)."""
+    for node in body:
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+
+
+def test_every_module_that_imports_rllib_imports_tensorflow_first():
+    """RLlib's try_import_tf turns TensorFlow's v2 behaviour off when it imports TensorFlow
+    itself; agents/__init__.py imports nothing heavy, so each importer of RLlib goes first."""
+    late = []
+    for path in sorted((ROOT / "agents").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        at_top = list(_imports_in_order(tree.body))
+        bodies = [("module", tree.body)] + [
+            (node.name, node.body)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
+        for where, body in bodies:
+            seen = "tensorflow" in at_top and where != "module"
+            for module in _imports_in_order(body):
+                seen = seen or module == "tensorflow" or module.startswith("tensorflow.")
+                if module.startswith("ray.rllib") and not seen:
+                    late.append(f"{path.relative_to(ROOT)} ({where}) imports {module}")
+                    break
+    assert late == []
 
 
 def test_no_test_or_script_loads_a_benchmark_script():

@@ -284,7 +284,7 @@ def test_evaluate_reports_win_rates_per_puzzle_type_with_intervals(checkpoints, 
 
 
 def test_a_greedy_report_names_what_its_looping_episodes_repeated():
-    from keras_simplicial.agents.analysis.evaluation import format_report, summarise
+    from keras_simplicial.agents.analysis.evaluation import evaluation_table, summarise
     from keras_simplicial.agents.rollout import LOOPS, EpisodeOutcome
 
     outcomes = [
@@ -301,13 +301,13 @@ def test_a_greedy_report_names_what_its_looping_episodes_repeated():
     assert report["per_puzzle_type"]["(2, 0, 0)"]["loops"]["gem_box_one_key"] == round(2 / 3, 4)
     assert report["per_puzzle_type"]["(2, 1, 3)"]["loops"]["cycle"] == 0.25
     assert report["overall"]["loops"]["key_tile"] == 0.0
-    table = format_report(report).splitlines()
-    titles = ["loops:", "Gem", "1", "key", "wrong", "box", "blocked", "cycle"]
-    assert table[0].split()[-8:] == titles
-    type_213 = next(line for line in table if line.startswith("(2, 1, 3)"))
-    assert type_213.split()[-4:] == ["0.000", "0.250", "0.500", "0.250"]  # closed lock, edge
-    overall = next(line for line in table if line.startswith("overall"))
-    assert overall.split()[-4:] == ["0.286", "0.143", "0.286", "0.143"]
+    table = [line.strip("|").split(" | ") for line in evaluation_table(report).splitlines()]
+    titles = ["loops: Gem 1 key", "loops: wrong box", "loops: blocked", "loops: cycle"]
+    assert [cell.strip() for cell in table[0][-4:]] == titles
+    type_213 = next(row for row in table if row[0].strip() == "(2, 1, 3)")
+    assert [c.strip() for c in type_213[-4:]] == ["0.000", "0.250", "0.500", "0.250"]  # lock, edge
+    overall = next(row for row in table if row[0].strip() == "overall")
+    assert [c.strip() for c in overall[-4:]] == ["0.286", "0.143", "0.286", "0.143"]
 
 
 def test_env_config_is_merged_over_the_runs_and_a_board_of_another_size_is_named(
@@ -346,9 +346,9 @@ def test_policy_map_prints_each_tile_and_draws_the_board(checkpoints, tmp_path, 
     )
     assert code == 0 and out.stat().st_size > 0
     printed = capsys.readouterr().out
-    assert "board of seed 2" in printed and printed.count("(") > 10
-    std_line = [line for line in printed.splitlines() if line.startswith("std")]
-    assert len(std_line) == 1 and len(std_line[0].split()) == 5
+    assert "Board of seed 2" in printed and printed.count("| (") > 10
+    std_line = [line for line in printed.splitlines() if line.startswith("| std |")]
+    assert len(std_line) == 1 and len(std_line[0].strip("|").split("|")) == 5
 
 
 def test_policy_map_tells_a_position_aware_policy_from_a_constant_one():

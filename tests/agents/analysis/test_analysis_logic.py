@@ -21,7 +21,7 @@ from keras_simplicial.agents.analysis.bridge_rule import (  # noqa: E402
 )
 from keras_simplicial.agents.analysis.episode import EpisodeRecord  # noqa: E402
 from keras_simplicial.agents.analysis.explanations import explain_episode, format_explanation  # noqa: E402
-from keras_simplicial.agents.analysis.logic_probe import format_probe_table, logic_probe  # noqa: E402
+from keras_simplicial.agents.analysis.logic_probe import logic_probe  # noqa: E402
 
 # Seed 3 of BridgeBoxWorld-v0 is a (1, 1, 2) puzzle: Gem C6 (x) C2 |- G (slot 0), loose keys
 # |- C6 (slot 1) and |- C2 (slot 4), and the bridge C6 |- C2 (slot 7).
@@ -153,8 +153,8 @@ def test_logic_probe_counts_every_bridge_episode_once():
         assert 0 <= result.rows[row]["avoided"] <= result.rows[row]["episodes"]
         assert 0 <= result.rows[row]["won"] <= result.rows[row]["episodes"]
     assert result.rows[NEVER_FACED]["avoided"] == 0
-    table = format_probe_table(result)
-    assert all(row in table for row in PROBE_ROWS) and "95% interval" in table
+    table = result.to_markdown()
+    assert all(f"| {row} |" in table for row in PROBE_ROWS) and "| 95% interval |" in table
     again = logic_probe(
         agent,
         env_config={"max_solution_length": 1, "max_steps": 40},
@@ -163,7 +163,7 @@ def test_logic_probe_counts_every_bridge_episode_once():
         seed=0,
     )
     assert again.rows == result.rows
-    as_json = result.to_json()
+    as_json = result.to_dict()
     assert as_json["rows"][RULE_LOCATES]["episodes"] == result.rows[RULE_LOCATES]["episodes"]
     with pytest.raises(ValueError, match="episodes"):
         logic_probe(agent, episodes=0)

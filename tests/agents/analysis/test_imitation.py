@@ -34,7 +34,7 @@ def test_an_agent_model_learns_the_demonstrations_and_plays_them():
     result = imitation_check(
         "relational", "BoxWorld-v0", EASY, episodes=40, epochs=40, batch_size=32, games=16
     )
-    assert result.train_accuracy > 0.9, result.format()
+    assert result.train_accuracy > 0.9, result.to_markdown()
     assert 0.0 <= result.held_out_accuracy <= 1.0
     assert result.games["overall"]["episodes"] == 16
     assert set(result.games["overall"]["ended_by"]) == {
@@ -43,6 +43,7 @@ def test_an_agent_model_learns_the_demonstrations_and_plays_them():
         "opened_wrong_box",
         "out_of_steps",
     }
-    assert "greedy games (16 fresh boards)" in result.format()
+    assert "greedy games (16 fresh boards)" in result.to_markdown()
+    assert result.to_dict()["games"] == result.games
     with pytest.raises(ValueError, match="epochs must be a positive integer"):
         imitation_check("relational", "BoxWorld-v0", EASY, epochs=0)

@@ -44,7 +44,7 @@ def test_a_policy_blind_to_the_inventory_does_not_change():
     assert result.emptied == no_change and result.recoloured == no_change
     walks = result.walks_into_gem_box
     assert walks["as_seen"] == walks["emptied"] == walks["both_keys"]
-    assert "distinct states holding a key" in result.format()
+    assert "distinct states holding a key" in result.to_markdown()
 
 
 def test_a_policy_that_reads_the_inventory_changes():
@@ -52,7 +52,7 @@ def test_a_policy_that_reads_the_inventory_changes():
     assert result.emptied["total_variation"] > 0.01 and result.emptied["greedy_changed"] > 0
     assert result.recoloured["total_variation"] > 0.01
     assert result.walks_into_gem_box["as_seen"] != result.walks_into_gem_box["both_keys"]
-    assert result.to_json()["states"] == result.states
+    assert result.to_dict()["states"] == result.states
 
 
 def test_the_gem_box_states_hold_one_of_its_keys_and_both_keys_adds_the_other():

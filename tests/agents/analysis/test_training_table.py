@@ -1,5 +1,7 @@
 """`keras-simplicial summary`: a run's training per window of steps, per puzzle type and outcome."""
 
+import json
+
 import keras_simplicial_cli as cli
 from keras_simplicial.agents.analysis.training_table import format_training_table, training_windows
 from keras_simplicial.agents.training.run_arguments import RunArguments
@@ -43,9 +45,12 @@ def test_windows_average_the_counted_rows_per_type_and_outcome(tmp_path):
 
 def test_summary_command_prints_the_table_and_names_bad_input(tmp_path, capsys):
     run = _run(tmp_path / "run")
-    assert cli.main(["summary", str(run), "--every", "1000"]) == 0
+    output = tmp_path / "summary.json"
+    assert cli.main(["summary", str(run), "--every", "1000", "--output", str(output)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("| steps (M) | win rate |") and "| 0.002-0.003 | 0.900 |" in out
+    saved = json.loads(output.read_text())
+    assert saved["run_dir"] == str(run) and saved["windows"][-1]["end"] == 3000
     assert cli.main(["summary", str(tmp_path / "none")]) == 2
     assert "run.json is missing" in capsys.readouterr().err
 

@@ -41,7 +41,7 @@ def test_a_committed_run_resumes_with_the_gradient_clipping_it_trained_with(run_
     every run clipped each variable's gradient (RLlib 2.60's default): such a run resumes with
     it, and the reports declare it. A later run resumes with what it records."""
     from keras_simplicial.agents.experiments.setting import runs_recipe_deviations
-    from keras_simplicial.agents.training.train import algorithm_config
+    from keras_simplicial.agents.training.impala import impala_config
 
     run_file = RunDirectory(run_dir).run_file
     recorded = json.loads(run_file.read_text())["overrides"].get(CLIP_EACH_VARIABLE)
@@ -50,7 +50,7 @@ def test_a_committed_run_resumes_with_the_gradient_clipping_it_trained_with(run_
     arguments = RunArguments.read(run_file)
     each_variable = True if recorded is None else recorded
     assert arguments.overrides[CLIP_EACH_VARIABLE] is each_variable
-    assert getattr(algorithm_config(arguments), CLIP_EACH_VARIABLE) is each_variable
+    assert getattr(impala_config(arguments), CLIP_EACH_VARIABLE) is each_variable
     rows, _ = runs_recipe_deviations({run_dir.name: arguments.overrides})
     declared = ("gradient clipping", "each gradient tensor's norm to 40", "the global norm to 40")
     assert (declared in rows) is each_variable

@@ -2,6 +2,7 @@
 sections it draws from the numbers."""
 
 import json
+import types
 from pathlib import Path
 
 import pytest
@@ -10,21 +11,34 @@ from keras_simplicial.agents.experiments import findings, report, setting, throu
 from keras_simplicial.agents.experiments.reproduce import ReproduceOptions
 from keras_simplicial.agents.experiments.statistics import compare_seeds
 
+AGENTS = ("relational", "simplicial")
+
 
 def test_options(capsys):
     import keras_simplicial_cli
-    from keras_simplicial.agents.training.impala import PRESETS
+    from keras_simplicial.agents.experiments.reproduce import comparison_arguments
+    from keras_simplicial.agents.training.presets import PRESETS
+    from keras_simplicial.agents.training.run_arguments import RunArguments
 
     options = ReproduceOptions()
     assert options.preset == "bridge-small" and options.seeds == (1, 2, 3)
-    assert options.config == {"lr_schedule": PRESETS["bridge-small"]["overrides"]["lr_schedule"]}
+    assert options.arguments == RunArguments.from_preset("bridge-small")
+    assert options.arguments.overrides["lr_schedule"] == [[0, 5e-4], [3_000_000, 5e-5]]
+    # Repository paths are the Makefile's, not defaults of the installed package.
+    assert (options.out, options.doc, options.figures) == (
+        "runs/reproduce-bridge-small",
+        "runs/reproduce-bridge-small/reproduction.md",
+        "runs/reproduce-bridge-small/figures",
+    )
     # Another length anneals the learning rate over the whole run.
     options = ReproduceOptions(stop_timesteps=1_500_000)
-    assert options.config == {"lr_schedule": [[0, 5e-4], [1_500_000, 5e-5]]}
-    assert (
-        options.run_arguments("simplicial", 2).overrides["lr_schedule"]
-        == options.config["lr_schedule"]
-    )
+    assert options.arguments.overrides["lr_schedule"] == [[0, 5e-4], [1_500_000, 5e-5]]
+    run = options.run_arguments("simplicial", 2)
+    assert (run.agent, run.seed, run.overrides) == ("simplicial", 2, options.arguments.overrides)
+    # A run argument given on top; an lr given alone replaces the schedule.
+    given = comparison_arguments("bridge-small", 1_500_000, num_env_runners=2, overrides={"lr": 1})
+    assert given.num_env_runners == 2 and "lr_schedule" not in given.overrides
+    assert "lr_schedule" not in PRESETS["paper"]["overrides"]
     with pytest.raises(ValueError, match="--stop-timesteps must be a positive number, got 0"):
         ReproduceOptions(stop_timesteps=0)
     with pytest.raises(ValueError, match="--preset must be one of"):
@@ -113,7 +127,7 @@ def test_best_sampled_report_plays_again_a_cached_report_without_ended_by(tmp_pa
             "overall": {"episodes": episodes, "win_rate": 0.5, "ended_by": {"won": 0.5}},
         }
         Path(output).write_text(json.dumps(report))
-        return report
+        return types.SimpleNamespace(to_dict=lambda: report)
 
     monkeypatch.setattr(evaluation, "evaluate_checkpoint", evaluate_checkpoint)
     monkeypatch.setattr(checkpoints, "load_policy", lambda checkpoint: object())
@@ -127,7 +141,7 @@ def test_best_sampled_report_plays_again_a_cached_report_without_ended_by(tmp_pa
 
 
 def test_set_up_declares_every_deviation_from_the_paper():
-    from keras_simplicial.agents.training.impala import PRESETS
+    from keras_simplicial.agents.training.presets import PRESETS
 
     rows, kept = setting.paper_deviations(ReproduceOptions(), PRESETS["bridge-small"], {"CPU x 2"})
     deviations = {what: (ours, paper) for what, ours, paper in rows}
@@ -183,7 +197,7 @@ def test_set_up_declares_every_deviation_from_the_paper():
 def test_the_recipe_rows_describe_what_the_runs_trained_with():
     """Read from each run's run.json: runs that clipped each variable's gradient declare it,
     whatever a new run would do; runs that differ are named with each value."""
-    from keras_simplicial.agents.training.impala import PRESETS
+    from keras_simplicial.agents.training.presets import PRESETS
     from keras_simplicial.agents.training.run_arguments import CLIP_EACH_VARIABLE, RunArguments
 
     preset = PRESETS["bridge-small"]["overrides"]
@@ -222,30 +236,37 @@ def test_the_recipe_rows_describe_what_the_runs_trained_with():
 
 def test_throughput_is_measured_once_per_preset_and_cluster(tmp_path, monkeypatch):
     from keras_simplicial.agents.training import train
+    from keras_simplicial.agents.training.run_arguments import RunArguments
 
     calls = []
 
-    def measure(preset, agent, sampler, num_runners, num_envs, seconds, warmup_s):
-        calls.append((preset, agent, (sampler, num_runners, num_envs), seconds, warmup_s))
-        return {"sampled_fps": {"relational": 3000.0, "simplicial": 2000.0}[agent]}
+    def measure(arguments, seconds, warmup_s):
+        layout = (
+            arguments.sampler,
+            arguments.num_env_runners,
+            arguments.num_envs_per_env_runner,
+        )
+        calls.append((arguments.env_config["rows"], arguments.agent, layout, seconds, warmup_s))
+        return {"sampled_fps": {"relational": 3000.0, "simplicial": 2000.0}[arguments.agent]}
+
+    def measured(preset, **changes):
+        arguments = RunArguments.from_preset(preset, **changes)
+        return throughput.measured_throughput(tmp_path, preset, arguments, seconds=30.0)
 
     monkeypatch.setattr(throughput, "measure_layout", measure)
     monkeypatch.setattr(train, "start_ray", lambda **kwargs: None)
-    measured = throughput.measured_throughput(tmp_path, "bridge-small", seconds=30.0)
-    assert measured["frames_per_s"] == {"relational": 3000.0, "simplicial": 2000.0}
-    # The runs' layout: the batched sampler of 64 boards in the driver.
-    assert calls == [
-        ("bridge-small", agent, ("batched", 0, 64), 30.0, 15.0)
-        for agent in ("relational", "simplicial")
-    ]
-    assert json.loads((tmp_path / "throughput.json").read_text()) == measured
-    assert measured["ray"] == "embedded local Ray" and measured["machine"]
-    # Stored: not measured again; another preset (or cluster) is.
-    assert throughput.measured_throughput(tmp_path, "bridge-small", seconds=30.0) == measured
+    first = measured("bridge-small")
+    assert first["frames_per_s"] == {"relational": 3000.0, "simplicial": 2000.0}
+    # The runs' layout: the batched sampler of 64 boards in the driver, bridge-small's 5 rows.
+    assert calls == [(5, agent, ("batched", 0, 64), 30.0, 15.0) for agent in AGENTS]
+    assert json.loads((tmp_path / "throughput.json").read_text()) == first
+    assert first["ray"] == "embedded local Ray" and first["machine"]
+    # Stored: not measured again; another preset (or cluster, or layout) is.
+    assert measured("bridge-small") == first
     assert len(calls) == 2
-    assert throughput.measured_throughput(tmp_path, "easy", seconds=30.0)["preset"] == "easy"
+    assert measured("easy")["preset"] == "easy"
     assert len(calls) == 4
-    again = throughput.measured_throughput(tmp_path, "easy", seconds=30.0, num_env_runners=8)
+    again = measured("easy", num_env_runners=8)
     assert again["layout"]["num_env_runners"] == 8
     assert calls[-1][2] == ("batched", 8, 64)
 

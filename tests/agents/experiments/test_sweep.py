@@ -3,6 +3,7 @@ cached evaluations, and a sweep that stops where a run was interrupted."""
 
 import csv
 import json
+import types
 from pathlib import Path
 
 import pytest
@@ -137,7 +138,8 @@ def test_cached_evaluations_hold_wherever_the_run_directory_is(tmp_path, monkeyp
 
     def evaluate(checkpoint, episodes, explore, output, policy):
         evaluated.append((Path(checkpoint).name, explore))
-        return {"checkpoint": str(checkpoint), "overall": {"episodes": episodes, "win_rate": 0.5}}
+        report = {"checkpoint": str(checkpoint), "overall": {"episodes": episodes, "win_rate": 0.5}}
+        return types.SimpleNamespace(to_dict=lambda: report)
 
     monkeypatch.setattr(evaluation, "evaluate_checkpoint", evaluate)
     monkeypatch.setattr(checkpoints, "load_policy", lambda checkpoint: object())

@@ -109,7 +109,7 @@ def test_the_models_load_like_checkpoints_and_evaluate(small_run, tmp_path):
     report = evaluate_checkpoint(
         out / "best", episodes=16, explore=False, output=tmp_path / "evaluation.json"
     )
-    assert report["agent"] == "relational" and report["overall"]["episodes"] == 16
+    assert report.agent == "relational" and report.overall["episodes"] == 16
     assert json.loads((tmp_path / "evaluation.json").read_text())["explore"] is False
     with pytest.raises(FileNotFoundError, match="no run.json"):
         lone = tmp_path / "lone"
@@ -122,13 +122,14 @@ def test_the_command_line_maps_every_flag_to_a_setting(tmp_path):
     import dataclasses
 
     import keras_simplicial_cli as cli
+    from keras_simplicial.agents.commands.experiments import DAGGER_COUNTS
 
     fields = {field.name for field in dataclasses.fields(DaggerConfig)}
     parser = cli.build_parser()
     args = parser.parse_args(["dagger", "--out", str(tmp_path / "r"), "--horizon", "40"])
     given = {name for name, value in vars(args).items() if value is not None}
-    assert {flag[2:].replace("-", "_") for flag, _ in cli.DAGGER_COUNTS} <= fields
-    assert given - {"command", "out", "resume", "verbose"} == {"horizon"}
+    assert {flag[2:].replace("-", "_") for flag, _ in DAGGER_COUNTS} <= fields
+    assert given - {"command", "out", "resume", "verbose", "run"} == {"horizon"}
     with pytest.raises(SystemExit):
         parser.parse_args(["dagger", "--out", "r", "--horizon", "0"])
 

@@ -59,7 +59,8 @@ def test_a_curve_trains_a_model_per_size():
     )
     assert [point["size"] for point in curve.points] == [8, 16]
     assert all(0.0 <= point["test_accuracy"] <= 1.0 for point in curve.points)
-    assert "held-keys probe" in curve.format() and curve.to_json()["updates"] == 3
+    assert "held-keys probe" in curve.to_markdown() and curve.to_dict()["updates"] == 3
+    assert "| examples | train | held-out | seconds |" in curve.to_markdown()
     with pytest.raises(ValueError, match="needs bridge BoxWorld"):
         held_keys_curve("relational", "BoxWorld-v0", {}, sizes=(8,), test_size=4, updates=1)
     with pytest.raises(ValueError, match="sizes must be integers >= 2"):

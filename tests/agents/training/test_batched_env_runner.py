@@ -25,8 +25,8 @@ def algorithm():
 
     start_ray(num_env_runners=0)
     config = impala_config(
-        ENV_ID,
-        "relational",
+        env=ENV_ID,
+        agent="relational",
         env_config=ENV_CONFIG,
         num_env_runners=0,
         num_envs_per_env_runner=BOARDS,

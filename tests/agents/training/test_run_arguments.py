@@ -4,12 +4,7 @@ import json
 
 import pytest
 
-from keras_simplicial.agents.training.run_arguments import (
-    CLIP_EACH_VARIABLE,
-    DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
-    DEFAULT_SAMPLER,
-    RunArguments,
-)
+from keras_simplicial.agents.training.run_arguments import CLIP_EACH_VARIABLE, RunArguments
 from keras_simplicial.agents.training.run_directory import RunDirectory
 
 # A run.json as written before the batched sampler existed: no "sampler" key, and no gradient
@@ -51,9 +46,9 @@ def test_written_and_read_back(tmp_path):
         "env_config": {"rows": 3},
         "model_overrides": {},
         "num_env_runners": 0,
-        "num_envs_per_env_runner": DEFAULT_NUM_ENVS_PER_ENV_RUNNER,
+        "num_envs_per_env_runner": 64,
         "overrides": {"lr": 1e-3, CLIP_EACH_VARIABLE: False},
-        "sampler": DEFAULT_SAMPLER,
+        "sampler": "batched",
         "seed": 7,
     }
     assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
@@ -63,7 +58,7 @@ def test_an_earlier_run_json_still_loads_with_the_sampler_it_used(tmp_path):
     path = tmp_path / "run.json"
     path.write_text(json.dumps(EARLIER_RUN, indent=2, sort_keys=True) + "\n")
     arguments = RunArguments.read(path)
-    assert arguments.sampler == "rllib" and DEFAULT_SAMPLER == "batched"
+    assert arguments.sampler == "rllib" and RunArguments().sampler == "batched"
     assert arguments.env_config == EARLIER_RUN["env_config"] and arguments.seed == 1
 
 
@@ -96,7 +91,7 @@ def test_an_earlier_run_json_resumes_clipping_each_variable(tmp_path):
 def test_a_chosen_clipping_is_kept_new_or_earlier(tmp_path, each_variable):
     chosen = {CLIP_EACH_VARIABLE: each_variable}
     path = tmp_path / "run.json"
-    arguments = RunArguments.from_preset("easy", "relational", config=chosen)
+    arguments = RunArguments.from_preset("easy", "relational", overrides=chosen)
     assert arguments.overrides[CLIP_EACH_VARIABLE] is each_variable
     arguments.write(path)
     assert RunArguments.read(path) == arguments
@@ -109,7 +104,9 @@ def test_a_chosen_clipping_is_kept_new_or_earlier(tmp_path, each_variable):
     [
         ({"sampeler": "rllib"}, r"unknown key\(s\) \['sampeler'\]; accepted: \['env', 'agent'"),
         ({"agent": None, "_drop": "agent"}, r"lacks the key\(s\) \['agent'\]"),
-        ({"env_config": [1, 2]}, "env_config must be a JSON object"),
+        ({"env_config": [1, 2]}, r"env_config \(--env-config\) must be a JSON object"),
+        ({"num_env_runners": -1}, r"num_env_runners \(--num-env-runners\) must be an integer >= 0"),
+        ({"sampler": "fast"}, r"sampler \(--sampler\) must be one of \('batched', 'rllib'\)"),
     ],
 )
 def test_a_bad_run_json_names_the_problem(tmp_path, change, message):
@@ -124,3 +121,51 @@ def test_a_bad_run_json_names_the_problem(tmp_path, change, message):
 def test_a_directory_without_run_json_is_not_a_run(tmp_path):
     with pytest.raises(FileNotFoundError, match="is not a training run"):
         RunArguments.read(tmp_path / "run.json")
+
+
+def test_a_preset_gives_the_environment_and_the_recipe_and_changes_go_on_top():
+    from keras_simplicial.agents.training.presets import PRESETS
+
+    easy = PRESETS["easy"]
+    arguments = RunArguments.from_preset("easy", "relational", seed=3, env_config={"rows": 4})
+    assert (arguments.env, arguments.agent, arguments.seed) == ("BoxWorld-v0", "relational", 3)
+    assert arguments.env_config == {**easy["env_config"], "rows": 4}
+    assert arguments.overrides == {**easy["overrides"], CLIP_EACH_VARIABLE: False}
+    # None is "not given" (the command line's flags left out): the preset's, else the default.
+    assert RunArguments.from_preset("easy", env=None, seed=None) == RunArguments.from_preset("easy")
+    assert RunArguments.from_preset("easy").agent == RunArguments().agent == "simplicial"
+    with pytest.raises(ValueError, match=r"unknown run argument\(s\) \['sead'\]"):
+        RunArguments.from_preset("easy", sead=1)
+    with pytest.raises(ValueError, match="--preset must be one of"):
+        RunArguments.from_preset("huge")
+
+
+def test_the_model_config_is_split_once():
+    arguments = RunArguments(model_overrides={"num_heads": 4, "jit_compile": False})
+    assert arguments.architecture == {"num_heads": 4} and arguments.jit_compile is False
+    assert RunArguments().jit_compile is True
+    with pytest.raises(ValueError, match="jit_compile must be true or false"):
+        RunArguments(model_overrides={"jit_compile": "no"})
+
+
+def test_every_field_declares_a_flag_a_default_a_range_and_help():
+    import dataclasses
+
+    from keras_simplicial.agents.training.run_arguments import declaration
+
+    flags = []
+    for field in dataclasses.fields(RunArguments):
+        declared = declaration(field)
+        assert declared.flag.startswith("--") and declared.help, field.name
+        default = getattr(RunArguments(), field.name)
+        assert declared.rule.accepts(default), field.name
+        flags += declared.flags
+    assert len(flags) == len(set(flags))
+
+
+def test_the_light_copies_of_the_env_ids_and_agents_are_their_homes():
+    from keras_simplicial.agents.model.architecture import AGENT_KINDS
+    from keras_simplicial.agents.training.run_arguments import AGENTS, ENVS
+    from keras_simplicial.envs import ENV_IDS
+
+    assert ENVS == ENV_IDS and AGENTS == AGENT_KINDS

@@ -112,9 +112,10 @@ def test_machines_are_recorded_per_stretch_of_iterations_and_a_resume_drops_the_
 def test_what_is_written_atomically_is_readable_as_an_ordinary_file_would_be(tmp_path):
     """tempfile's private 0600 / 0700 do not reach the run: others on a shared file system can
     read its checkpoints, metrics and JSON files, as with open() and mkdir() under the umask."""
-    from keras_simplicial.agents.training.run_directory import (
+    from keras_simplicial.agents.atomic_files import (
         DIRECTORY_MODE,
         FILE_MODE,
+        atomic_copy_file,
         atomic_write_text,
     )
 
@@ -124,6 +125,7 @@ def test_what_is_written_atomically_is_readable_as_an_ordinary_file_would_be(tmp
     run = RunDirectory(tmp_path / "run").create()
     checkpoint = run.save_checkpoint(FakeAlgorithm(), 1, keep=1, win_rate=0.5)
     atomic_write_text(tmp_path / "result.json", "{}")
+    atomic_copy_file(tmp_path / "result.json", tmp_path / "copy.json")
 
     def mode(path):
         return path.stat().st_mode & 0o777
@@ -131,8 +133,28 @@ def test_what_is_written_atomically_is_readable_as_an_ordinary_file_would_be(tmp
     assert mode(checkpoint) == mode(ordinary_directory) == DIRECTORY_MODE
     for path in (
         tmp_path / "result.json",
+        tmp_path / "copy.json",
         run.checkpoints_dir / "latest",
         run.checkpoints_dir / "best.json",
         checkpoint / "manifest.json",
     ):
         assert mode(path) == mode(ordinary) == FILE_MODE, path
+
+
+def test_metrics_rows_widen_and_truncate_by_whole_rewrites(tmp_path):
+    """A new puzzle type's column rewrites metrics.csv with the wider header, and a resume drops
+    the rows after its checkpoint; both rewrite the file atomically (`atomic_files`)."""
+    from keras_simplicial.agents.training.run_directory import MetricsLog
+
+    run = RunDirectory(tmp_path / "run").create()
+    log = MetricsLog(run)
+    log.append({"training_iteration": 1, "timesteps": 100, "win_rate": 0.5})
+    log.append({"training_iteration": 2, "timesteps": 200, "win_rate": 0.6, "win_rate/1_0_0": 1.0})
+    log.append({"training_iteration": 3, "timesteps": 300, "win_rate": 0.7})
+    log.close()
+    rows = run.read_metrics()
+    assert [row["win_rate/1_0_0"] for row in rows] == ["", "1.0", ""]
+    run.truncate_metrics(2)
+    assert [row["timesteps"] for row in run.read_metrics()] == ["100", "200"]
+    assert run.read_metrics()[1]["win_rate/1_0_0"] == "1.0"
+    assert not [path.name for path in run.root.iterdir() if path.name.startswith(".")]

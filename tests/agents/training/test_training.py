@@ -8,10 +8,10 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from keras_simplicial.agents.training.impala import (  # noqa: E402
+from keras_simplicial.agents.training.impala import impala_config  # noqa: E402
+from keras_simplicial.agents.training.presets import (  # noqa: E402
     PAPER_IMPALA_HYPERPARAMETERS,
     PRESETS,
-    impala_config,
 )
 from keras_simplicial.agents.training.run_arguments import CLIP_EACH_VARIABLE  # noqa: E402
 from keras_simplicial.agents.training.train import metrics_row, start_ray  # noqa: E402
@@ -24,8 +24,8 @@ EASY_ENV = {"max_solution_length": 1, "max_steps": 60}
 def quick_algorithm(agent, overrides=None):
     """IMPALA for `agent` on small easy boards, one env runner of 4 boards, batches of 160."""
     config = impala_config(
-        "BridgeBoxWorld-v0",
-        agent,
+        env="BridgeBoxWorld-v0",
+        agent=agent,
         env_config=EASY_ENV,
         num_env_runners=1,
         num_envs_per_env_runner=4,
@@ -76,7 +76,7 @@ def test_joining_ray_again_registers_models_and_envs_under_the_new_job():
 
 
 def test_config_carries_table_1_and_rmsprop():
-    config = impala_config("BridgeBoxWorld-v0", "simplicial")
+    config = impala_config(env="BridgeBoxWorld-v0", agent="simplicial")
     assert config.env_runner_cls.__name__ == "BatchedEnvRunner"
     assert impala_config(sampler="rllib").env_runner_cls is None
     assert config.framework_str == "tf2"
@@ -92,10 +92,9 @@ def test_a_runs_config_clips_as_its_run_json_says(tmp_path):
     import json
 
     from keras_simplicial.agents.training.run_arguments import RunArguments
-    from keras_simplicial.agents.training.train import algorithm_config
 
     def clips_each_variable(arguments):
-        return getattr(algorithm_config(arguments), CLIP_EACH_VARIABLE)
+        return getattr(impala_config(arguments), CLIP_EACH_VARIABLE)
 
     new = RunArguments.from_preset("bridge-small", "simplicial", seed=1)
     assert clips_each_variable(new) is False
@@ -106,7 +105,7 @@ def test_a_runs_config_clips_as_its_run_json_says(tmp_path):
     for chosen in (True, False):
         config = {CLIP_EACH_VARIABLE: chosen}
         assert (
-            clips_each_variable(RunArguments.from_preset("easy", "relational", config=config))
+            clips_each_variable(RunArguments.from_preset("easy", "relational", overrides=config))
             is chosen
         )
         path.write_text(json.dumps({**earlier, "overrides": config}))
@@ -116,18 +115,22 @@ def test_a_runs_config_clips_as_its_run_json_says(tmp_path):
 
 
 def test_config_rejects_bad_input():
-    with pytest.raises(ValueError, match="agent must be one of"):
-        impala_config("BridgeBoxWorld-v0", "transformer")
-    with pytest.raises(ValueError, match="env must be one of"):
-        impala_config("CartPole-v1", "simplicial")
+    with pytest.raises(ValueError, match=r"agent \(--agent\) must be one of"):
+        impala_config(agent="transformer")
+    with pytest.raises(ValueError, match=r"env \(--env\) must be one of"):
+        impala_config(env="CartPole-v1")
     with pytest.raises(ValueError, match="Unknown IMPALA config key"):
         impala_config(overrides={"learning_rate_typo": 1e-3})
-    with pytest.raises(ValueError, match="sampler must be one of"):
+    with pytest.raises(ValueError, match=r"sampler \(--sampler\) must be one of"):
         impala_config(sampler="vectorised")
+    with pytest.raises(ValueError, match=r"num_env_runners \(--num-env-runners\) must be an "):
+        impala_config(num_env_runners=-1)
+    with pytest.raises(ValueError, match="arguments must be a RunArguments"):
+        impala_config("BridgeBoxWorld-v0")
 
 
 def test_a_learning_rate_given_alone_replaces_the_presets_schedule():
-    from keras_simplicial.agents.training.impala import PRESETS, preset_overrides
+    from keras_simplicial.agents.training.presets import PRESETS, preset_overrides
 
     easy = PRESETS["easy"]
     assert preset_overrides(easy)["lr_schedule"] == easy["overrides"]["lr_schedule"]
@@ -139,7 +142,7 @@ def test_a_learning_rate_given_alone_replaces_the_presets_schedule():
 
 
 def test_a_presets_schedule_stretched_over_another_run_length():
-    from keras_simplicial.agents.training.impala import PRESETS, lr_schedule_over
+    from keras_simplicial.agents.training.presets import PRESETS, lr_schedule_over
 
     assert lr_schedule_over(PRESETS["easy"], 1_200_000) == [[0, 5e-4], [1_200_000, 5e-5]]
     assert lr_schedule_over(PRESETS["paper"], 1_000) is None
@@ -153,8 +156,8 @@ def test_lr_schedule_counts_environment_steps(num_epochs):
 
     schedule = [[0, 1e-3], [1000, 1e-4]]
     config = impala_config(
-        "BoxWorld-v0",
-        "relational",
+        env="BoxWorld-v0",
+        agent="relational",
         env_config=EASY_ENV,
         overrides={"num_epochs": num_epochs, "lr": 1e-3, "lr_schedule": schedule},
     )

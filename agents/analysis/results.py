@@ -1,0 +1,37 @@
+"""The one shape of a result that a command prints or saves.
+
+    result = logic_probe(agent, env_id, env_config)
+    print(result.to_markdown())         # what the command prints
+    json.dump(result.to_dict(), f)      # what `--output` writes (JSON types only)
+
+Every analysis result is a dataclass with these two methods (`Result`): the evaluation, the logic
+and inventory probes, the policy map, a run's summary, the imitation check, the held-keys curve
+and a sweep's report. `to_dict()` is each field as JSON (the dataclass's fields, unless the
+result says otherwise); `to_markdown()` is Markdown: a line saying what was measured, then a
+table (`markdown_table`).
+"""
+
+import dataclasses
+
+
+class Result:
+    """A dataclass result with `to_dict()` (JSON) and `to_markdown()` (what a command prints)."""
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+    def to_markdown(self):
+        raise NotImplementedError(f"{type(self).__name__} has no to_markdown().")
+
+
+def markdown_table(header, rows):
+    """A Markdown table of `header` (column titles) and `rows` (lists of cells, as text)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(map(str, cells)) + " |" for cells in rows])
+
+
+def cell(value, digits=3):
+    """A number as a table's cell: `digits` decimals, "-" for None or NaN."""
+    if value is None or value != value:
+        return "-"
+    return f"{value:.{digits}f}"

@@ -1,0 +1,500 @@
+"""The commands that look at an agent: `evaluate` and the looks inside (`plot`, `summary`,
+`visualize`, `explain`, `probe`, `inventory`, `plot-types`, `policy-map`) and the questions
+asked of fresh models (`imitate`, `held-keys`).
+
+What they print and what `--output` writes is one analysis result (`analysis/results.py`): its
+`to_markdown()` and its `to_dict()`.
+"""
+
+from pathlib import Path
+
+from keras_simplicial.agents.commands.arguments import (
+    Command,
+    add_agent_argument,
+    add_env_config_argument,
+    add_model_config_argument,
+    add_preset_argument,
+    positive_int,
+    save_result,
+)
+from keras_simplicial.agents.training.run_arguments import ENVS
+
+# The sequent styles of keras_simplicial.envs.logic (STYLES), repeated so that `--help` loads no
+# gymnasium (a test keeps them equal).
+STYLE_CHOICES = ("unicode", "ascii", "latex")
+
+
+def add_checkpoint_argument(parser):
+    parser.add_argument("checkpoint", help="a checkpoint directory or a run directory")
+
+
+def add_episode_arguments(parser):
+    """How the episodes of a look inside are played: greedily or sampled, how long, on what."""
+    parser.add_argument(
+        "--greedy",
+        action="store_true",
+        help="take the most likely action (default: sample from the policy)",
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=positive_int,
+        default=None,
+        help="stop an episode after this many steps (default: the run's max_steps, else 500)",
+    )
+    add_env_config_argument(parser)
+
+
+def add_output_argument(parser, what="the result"):
+    parser.add_argument("--output", default=None, help=f"also write {what} here (JSON)")
+
+
+def load_agent(args):
+    """(agent, env id, env config) of the checkpoint of `args`: its run's env, with `--env-config`
+    merged over the run's env config."""
+    from keras_simplicial.agents.training.checkpoints import (
+        check_observation_shape,
+        environment_of,
+        load_attention_agent,
+    )
+
+    agent, arguments = load_attention_agent(args.checkpoint)
+    env_id, env_config = environment_of(arguments, None, args.env_config)
+    check_observation_shape(agent.observation_shape, env_id, env_config)
+    return agent, env_id, env_config
+
+
+def evaluate_arguments(parser):
+    add_checkpoint_argument(parser)
+    parser.add_argument("--episodes", type=positive_int, default=1000)
+    parser.add_argument(
+        "--env", default=None, choices=ENVS, help="default: the environment the run trained on"
+    )
+    add_env_config_argument(parser)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--num-envs", type=positive_int, default=32)
+    parser.add_argument(
+        "--max-episode-steps",
+        type=positive_int,
+        default=None,
+        help="the step limit of an episode (default: the run's max_steps, else 500)",
+    )
+    parser.add_argument("--greedy", action="store_true", help="take the most likely action")
+    parser.add_argument(
+        "--output", default=None, help="JSON report path (default: <run>/evaluation.json)"
+    )
+
+
+def evaluate(args):
+    from keras_simplicial.agents.analysis.evaluation import evaluate_checkpoint
+
+    report = evaluate_checkpoint(
+        args.checkpoint,
+        episodes=args.episodes,
+        env_id=args.env,
+        env_config=args.env_config,
+        seed=args.seed,
+        num_envs=args.num_envs,
+        max_episode_steps=args.max_episode_steps,
+        explore=not args.greedy,
+        output=args.output,
+    )
+    print(report.to_markdown())
+    if report.output:
+        print(f"Saved {report.output}")
+    return 0
+
+
+def plot_arguments(parser):
+    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    parser.add_argument("--out", default="training_curves.png", help="PNG or PDF path")
+    parser.add_argument("--per-run", action="store_true", help="add one panel per run")
+    parser.add_argument(
+        "--time-adjusted",
+        action="store_true",
+        help="rescale steps by measured frames/s (Appendix C)",
+    )
+
+
+def plot(args):
+    from keras_simplicial.agents.analysis.training_curves import plot_training_curves
+
+    plot_training_curves(
+        args.run_dirs, args.out, per_run_panels=args.per_run, time_adjusted=args.time_adjusted
+    )
+    print(f"Saved {args.out}")
+    return 0
+
+
+def summary_arguments(parser):
+    parser.add_argument("run_dir", metavar="RUN_DIR")
+    parser.add_argument(
+        "--every",
+        type=positive_int,
+        default=1_000_000,
+        help="window width in environment steps (default 1000000)",
+    )
+    add_output_argument(parser)
+
+
+def summary(args):
+    from keras_simplicial.agents.analysis.training_table import run_summary
+
+    result = run_summary(args.run_dir, every=args.every)
+    print(result.to_markdown())
+    save_result(result, args.output)
+    return 0
+
+
+def visualize_arguments(parser):
+    add_checkpoint_argument(parser)
+    parser.add_argument("--seed", type=int, default=0, help="the episode's board (default 0)")
+    parser.add_argument(
+        "--step",
+        type=int,
+        default=None,
+        help="the decision to draw, 0-based; negative counts from the end (default: the last)",
+    )
+    parser.add_argument(
+        "--out", default="attention", help="directory for the figures (default: ./attention)"
+    )
+    parser.add_argument(
+        "--format",
+        nargs="+",
+        default=["png"],
+        choices=("png", "pdf", "svg"),
+        dest="formats",
+        help="file formats (default: png)",
+    )
+    parser.add_argument(
+        "--gif", action="store_true", help="also write the whole episode as an animated GIF"
+    )
+    parser.add_argument("--fps", type=float, default=4.0, help="GIF frames per second")
+    parser.add_argument(
+        "--sharpen",
+        type=float,
+        default=1.0,
+        help="multiply the virtual entities' logits by this factor (the paper "
+        "uses 2 in print; default 1: none)",
+    )
+    add_episode_arguments(parser)
+
+
+def visualize(args):
+    from keras_simplicial.agents.analysis.attention_figures import save_episode_gif, save_figures
+    from keras_simplicial.agents.analysis.episode import play_episode
+
+    agent, env_id, env_config = load_agent(args)
+    record = play_episode(
+        agent, env_id, env_config, seed=args.seed, greedy=args.greedy, max_steps=args.max_steps
+    )
+    print(
+        f"{agent.kind} agent, seed {args.seed}: puzzle type {record.puzzle_type}, "
+        f"{record.length} steps, {record.outcome()}"
+    )
+    for path in save_figures(
+        record, args.out, step=args.step, formats=args.formats, sharpen=args.sharpen
+    ):
+        print(f"Saved {path}")
+    if args.gif:
+        path = Path(args.out) / f"seed{args.seed}_episode.gif"
+        frames = save_episode_gif(record, path, fps=args.fps, sharpen=args.sharpen)
+        print(f"Saved {path} ({frames} frames)")
+    return 0
+
+
+def explain_arguments(parser):
+    add_checkpoint_argument(parser)
+    parser.add_argument("--seed", type=int, default=0, help="the episode's board (default 0)")
+    parser.add_argument(
+        "--style",
+        default="unicode",
+        choices=STYLE_CHOICES,
+        help="notation of the sequents; latex also prints a bussproofs tree",
+    )
+    add_episode_arguments(parser)
+
+
+def explain(args):
+    from keras_simplicial.agents.analysis.episode import play_episode
+    from keras_simplicial.agents.analysis.explanations import explain_episode, format_explanation
+
+    agent, env_id, env_config = load_agent(args)
+    record = play_episode(
+        agent,
+        env_id,
+        env_config,
+        seed=args.seed,
+        greedy=args.greedy,
+        max_steps=args.max_steps,
+        record_attention=False,
+    )
+    explanation = explain_episode(record)
+    print(format_explanation(explanation, args.style))
+    if args.style == "latex":
+        print("\n" + explanation.proof_tree.latex())
+    return 0
+
+
+def probe_arguments(parser):
+    add_checkpoint_argument(parser)
+    parser.add_argument("--episodes", type=positive_int, default=500)
+    parser.add_argument("--seed", type=int, default=0, help="first board seed (default 0)")
+    parser.add_argument(
+        "--num-envs", type=positive_int, default=32, help="boards played in lockstep (default 32)"
+    )
+    parser.add_argument(
+        "--board-only",
+        action="store_true",
+        help="apply the rule to the boxes on the board only, not to held keys",
+    )
+    add_output_argument(parser, "the table")
+    add_episode_arguments(parser)
+
+
+def probe(args):
+    from keras_simplicial.agents.analysis.logic_probe import logic_probe
+
+    agent, env_id, env_config = load_agent(args)
+    result = logic_probe(
+        agent,
+        env_id,
+        env_config,
+        episodes=args.episodes,
+        seed=args.seed,
+        num_envs=args.num_envs,
+        greedy=args.greedy,
+        max_steps=args.max_steps,
+        include_held=not args.board_only,
+    )
+    print(result.to_markdown())
+    save_result(result, args.output)
+    return 0
+
+
+def inventory_arguments(parser):
+    add_checkpoint_argument(parser)
+    parser.add_argument("--episodes", type=positive_int, default=200)
+    parser.add_argument("--seed", type=int, default=0, help="first board seed (default 0)")
+    parser.add_argument(
+        "--num-envs", type=positive_int, default=32, help="boards played in lockstep (default 32)"
+    )
+    parser.add_argument(
+        "--max-states",
+        type=positive_int,
+        default=10_000,
+        help="distinct states holding a key probed, at most (default 10000)",
+    )
+    add_output_argument(parser)
+    add_episode_arguments(parser)
+
+
+def inventory(args):
+    from keras_simplicial.agents.analysis.inventory_probe import inventory_probe
+
+    agent, env_id, env_config = load_agent(args)
+    result = inventory_probe(
+        agent.logits,
+        env_id,
+        env_config,
+        episodes=args.episodes,
+        seed=args.seed,
+        num_envs=args.num_envs,
+        greedy=args.greedy,
+        max_steps=args.max_steps,
+        max_states=args.max_states,
+    )
+    print(result.to_markdown())
+    save_result(result, args.output)
+    return 0
+
+
+def plot_types_arguments(parser):
+    parser.add_argument(
+        "reports",
+        nargs="+",
+        metavar="EVALUATION",
+        help="evaluation.json files (or run directories holding one)",
+    )
+    parser.add_argument(
+        "--types",
+        nargs="+",
+        default=None,
+        metavar="A,B,C",
+        help="puzzle types to show, e.g. 1,1,2 2,2,4 (default: all)",
+    )
+    parser.add_argument("--out", default="win_rate_per_type.png", help="PNG or PDF path")
+    parser.add_argument("--title", default=None)
+
+
+def plot_types(args):
+    from keras_simplicial.agents.analysis.win_rate_figures import (
+        load_evaluations,
+        parse_puzzle_type,
+        plot_per_type_win_rates,
+    )
+
+    types = [parse_puzzle_type(text) for text in args.types] if args.types else None
+    reports = load_evaluations(args.reports)
+    plot_per_type_win_rates(reports, args.out, puzzle_types=types, title=args.title)
+    print(f"Saved {args.out}")
+    return 0
+
+
+def policy_map_arguments(parser):
+    add_checkpoint_argument(parser)
+    parser.add_argument("--seed", type=int, default=0, help="the board: reset(seed=...)")
+    add_env_config_argument(parser)
+    parser.add_argument("--out", default="policy_map.png", help="PNG, PDF or SVG path")
+    add_output_argument(parser, "the probabilities")
+
+
+def policy_map(args):
+    from keras_simplicial.agents.analysis.policy_map import plot_policy_map
+    from keras_simplicial.agents.analysis.policy_map import policy_map as compute
+
+    agent, env_id, env_config = load_agent(args)
+    result = compute(agent.logits, env_id, env_config, seed=args.seed)
+    print(result.to_markdown())
+    plot_policy_map(result, args.out, title=f"{agent.kind} agent, board of seed {args.seed}")
+    print(f"Saved {args.out}")
+    save_result(result, args.output)
+    return 0
+
+
+def imitate_arguments(parser):
+    add_preset_argument(parser, default="bridge-medium")
+    add_agent_argument(parser)
+    parser.add_argument(
+        "--episodes", type=positive_int, default=4000, help="demonstration boards (4000)"
+    )
+    parser.add_argument("--epochs", type=positive_int, default=8, help="passes over them (8)")
+    parser.add_argument(
+        "--games", type=positive_int, default=1000, help="fresh boards played greedily (1000)"
+    )
+    add_model_config_argument(parser, default={})
+    parser.add_argument("--seed", type=int, default=0, help="initialisation and shuffling")
+    add_output_argument(parser)
+
+
+def imitate(args):
+    from keras_simplicial.agents.analysis.imitation import imitation_check
+    from keras_simplicial.agents.training.presets import PRESETS
+
+    preset = PRESETS[args.preset]
+    result = imitation_check(
+        args.agent,
+        preset["env"],
+        preset["env_config"],
+        episodes=args.episodes,
+        epochs=args.epochs,
+        games=args.games,
+        model_overrides=args.model_config,
+        seed=args.seed,
+    )
+    print(result.to_markdown())
+    save_result(result, args.output)
+    return 0
+
+
+def held_keys_arguments(parser):
+    add_agent_argument(parser)
+    add_preset_argument(parser, default="bridge-medium")
+    parser.add_argument(
+        "--sizes",
+        type=positive_int,
+        nargs="+",
+        default=[250, 1000, 4000, 16000],
+        help="training-set sizes, a fresh model each (250 1000 4000 16000)",
+    )
+    parser.add_argument(
+        "--updates", type=positive_int, default=3000, help="Adam updates per model (3000)"
+    )
+    add_model_config_argument(parser, default={})
+    parser.add_argument("--seed", type=int, default=0, help="pairs held out, states, models")
+    add_output_argument(parser)
+
+
+def held_keys(args):
+    from keras_simplicial.agents.imitation.held_keys import held_keys_curve
+    from keras_simplicial.agents.training.presets import PRESETS
+
+    preset = PRESETS[args.preset]
+    curve = held_keys_curve(
+        args.agent,
+        preset["env"],
+        preset["env_config"],
+        sizes=tuple(args.sizes),
+        updates=args.updates,
+        model_overrides=args.model_config,
+        seed=args.seed,
+    )
+    print(curve.to_markdown())
+    save_result(curve, args.output)
+    return 0
+
+
+COMMANDS = (
+    Command("evaluate", evaluate_arguments, evaluate, "win rates per puzzle type of a checkpoint"),
+    Command("plot", plot_arguments, plot, "training curves of one or more runs"),
+    Command(
+        "summary",
+        summary_arguments,
+        summary,
+        "a run's training per window of steps (win rate per puzzle type, why episodes "
+        "ended) and its saved evaluations, as Markdown tables",
+    ),
+    Command(
+        "visualize",
+        visualize_arguments,
+        visualize,
+        "attention figures of one episode (Section 6.1), optionally a GIF",
+    ),
+    Command(
+        "explain",
+        explain_arguments,
+        explain,
+        "the proof tree of one episode's behaviour (Appendix B) and the "
+        "source/sink rule (Remark B.1) versus what the agent did",
+    ),
+    Command(
+        "probe",
+        probe_arguments,
+        probe,
+        "logic probe: bridge avoidance when the source/sink rule locates the "
+        "bridge versus when it cannot",
+    ),
+    Command(
+        "inventory",
+        inventory_arguments,
+        inventory,
+        "does the policy read its inventory? its actions with the held keys hidden or "
+        "recoloured, and at the Gem box holding one of its two keys",
+    ),
+    Command(
+        "plot-types",
+        plot_types_arguments,
+        plot_types,
+        "win rate per puzzle type from evaluation reports (Figures 10, 11)",
+    ),
+    Command(
+        "policy-map",
+        policy_map_arguments,
+        policy_map,
+        "the policy's action probabilities with the player on each free tile "
+        "of one board: does it know where it is?",
+    ),
+    Command(
+        "imitate",
+        imitate_arguments,
+        imitate,
+        "can the agent represent the solution? train it, supervised, on the "
+        "shortest-plan player's moves and play it greedily",
+    ),
+    Command(
+        "held-keys",
+        held_keys_arguments,
+        held_keys,
+        "can the architecture tell which two keys it holds? fresh models trained on "
+        "states holding the Gem's two lock colours or one of them, tested on held-out pairs",
+    ),
+)

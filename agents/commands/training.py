@@ -1,0 +1,164 @@
+"""`keras-simplicial train`: a new run, or `--resume` of one, then its curve and, if asked, its
+evaluation.
+
+The run's own flags (`--env`, `--agent`, `--config`, `--seed`, ...) are generated from the fields
+of `RunArguments`; the others say how long and how to run.
+"""
+
+from pathlib import Path
+
+from keras_simplicial.agents.commands.arguments import (
+    Command,
+    add_preset_argument,
+    add_run_arguments,
+    given_run_arguments,
+    non_negative_int,
+    positive_int,
+)
+
+# The progress displays of training/progress.py and the greedy check's default episodes
+# (training/greedy_check.py), repeated here so that `--help` loads neither (a test keeps them
+# equal).
+PROGRESS_CHOICES = ("auto", "rich", "plain", "none")
+DEFAULT_CHECK_EPISODES = 128
+
+
+def train_arguments(parser):
+    parser.add_argument(
+        "--run",
+        default="IMPALA",
+        choices=("IMPALA",),
+        help="the RLlib algorithm (default: IMPALA, as in the paper)",
+    )
+    add_preset_argument(parser, default="paper")
+    add_run_arguments(parser)
+    parser.add_argument(
+        "--stop-timesteps",
+        type=positive_int,
+        default=5_500_000_000,
+        help="environment steps to train for (default: the paper's 5.5e9)",
+    )
+    parser.add_argument(
+        "--stop-seconds", type=float, default=None, help="also stop after this much wall-clock time"
+    )
+    parser.add_argument(
+        "--out", default=None, help="run directory (default: runs/<agent>-<env>-<time>)"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out from its last checkpoint, with its own arguments",
+    )
+    parser.add_argument(
+        "--address",
+        default=None,
+        help="join the Ray cluster at this address (default: start a local Ray)",
+    )
+    parser.add_argument(
+        "--checkpoint-every",
+        type=positive_int,
+        default=10,
+        help="iterations between checkpoints (default: 10)",
+    )
+    parser.add_argument(
+        "--check-episodes",
+        type=non_negative_int,
+        default=DEFAULT_CHECK_EPISODES,
+        metavar="EPISODES",
+        help="greedy episodes each checkpoint's saved weights play; the best checkpoint is the "
+        f"one that wins most (default: {DEFAULT_CHECK_EPISODES}; 0: the best by training win "
+        "rate)",
+    )
+    parser.add_argument(
+        "--evaluate",
+        type=non_negative_int,
+        default=0,
+        metavar="EPISODES",
+        help="after training, evaluate the final checkpoint on this many episodes",
+    )
+    parser.add_argument("--progress", default="auto", choices=PROGRESS_CHOICES)
+
+
+def default_out(arguments):
+    import time
+
+    env = arguments.env.split("-")[0].lower()
+    return f"runs/{arguments.agent}-{env}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def best_scores(summary):
+    """How the best checkpoint played: greedily (its saved weights) and while training."""
+    scores = []
+    if summary.best_greedy_win_rate is not None:
+        scores.append(f"greedy win rate {summary.best_greedy_win_rate:.2f}")
+    if summary.best_win_rate is not None:
+        scores.append(f"win rate {summary.best_win_rate:.2f} while training")
+    return ", ".join(scores)
+
+
+def train(args):
+    from keras_simplicial.agents.analysis.training_curves import plot_training_curves
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+    from keras_simplicial.agents.training.run_directory import RunDirectory
+    from keras_simplicial.agents.training.train import train as train_run
+
+    if args.resume and not args.out:
+        raise ValueError("--resume needs --out, the run directory to continue.")
+    arguments = None
+    if not args.resume:
+        arguments = RunArguments.from_preset(args.preset, **given_run_arguments(args))
+    summary = train_run(
+        arguments,
+        out=args.out or default_out(arguments),
+        stop_timesteps=args.stop_timesteps,
+        resume=args.resume,
+        address=args.address,
+        checkpoint_every=args.checkpoint_every,
+        check_episodes=args.check_episodes,
+        stop_seconds=args.stop_seconds,
+        progress=args.progress,
+    )
+    plot = RunDirectory(summary.run_dir).plots_dir / "win_rate.png"
+    plot_training_curves([summary.run_dir], plot)
+    state = "interrupted" if summary.interrupted else "finished"
+    print(
+        f"\nTraining {state} after {summary.timesteps:,} steps ({summary.iterations} iterations)."
+    )
+    print(f"  checkpoint:   {summary.checkpoint}")
+    if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
+        print(f"  best:         {summary.best_checkpoint} ({best_scores(summary)})")
+    print(f"  metrics:      {summary.metrics_csv}")
+    print(f"  TensorBoard:  tensorboard --logdir {summary.tensorboard_dir}")
+    print(f"  plot:         {plot}")
+    print(f"  resume with:  keras-simplicial train --resume --out {summary.run_dir}")
+    if args.evaluate and not summary.interrupted:
+        evaluate_after_training(summary, args.evaluate)
+    return 0
+
+
+def evaluate_after_training(summary, episodes):
+    """Evaluates the last checkpoint, and the best one where it is another, on `episodes`."""
+    from keras_simplicial.agents.analysis.evaluation import evaluate_checkpoint
+
+    checkpoints = [("last", summary.checkpoint, None)]
+    if summary.best_checkpoint and summary.best_checkpoint != summary.checkpoint:
+        best_output = Path(summary.run_dir) / "evaluation_best.json"
+        checkpoints.append(("best", summary.best_checkpoint, best_output))
+    for which, checkpoint, output in checkpoints:
+        print(f"\nEvaluating the {which} checkpoint on {episodes} episodes ...")
+        report = evaluate_checkpoint(checkpoint, episodes=episodes, output=output)
+        print(report.to_markdown())
+        print(f"  evaluation:   {report.output}")
+
+
+COMMANDS = (
+    Command(
+        "train",
+        train_arguments,
+        train,
+        help="train an agent with IMPALA on Ray RLlib (or --resume a run)",
+        description="Trains a new run of the preset with the flags given on top (written to "
+        "OUT/run.json), or continues the run in --out with --resume (its run.json's arguments; "
+        "only how long and how to run come from the command line).",
+    ),
+)
