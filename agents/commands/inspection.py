@@ -137,9 +137,16 @@ def summary_arguments(parser):
 
 
 def summary(args):
+    from pathlib import Path
+
     from keras_simplicial.agents.analysis.training_table import run_summary
 
-    result = run_summary(args.run_dir, every=args.every)
+    if (Path(args.run_dir) / "dagger.json").is_file():  # a supervised run: its rounds
+        from keras_simplicial.agents.imitation.rounds_table import dagger_rounds
+
+        result = dagger_rounds(args.run_dir)
+    else:
+        result = run_summary(args.run_dir, every=args.every)
     print(result.to_markdown())
     save_result(result, args.output)
     return 0

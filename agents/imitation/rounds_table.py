@@ -1,6 +1,6 @@
-"""A DAgger run round by round, as a Markdown table (`keras-simplicial summary OUT`).
+"""A DAgger run round by round (`keras-simplicial summary OUT` of a DAgger run).
 
-    print(rounds_markdown("benchmarks/results/bridge-medium-dagger/relational-seed1"))
+    print(dagger_rounds("benchmarks/results/bridge-medium-dagger/relational-seed1").to_markdown())
 
 One row per round: labelled moves so far, epochs, the last epoch's training loss and accuracies
 (training, held-out oracle states, and the learner's own new states before it trained on them),
@@ -9,8 +9,11 @@ each length-2 type's win rate, and the share of length-2 games that loop at the 
 one of its two keys. Everything is read from the run's history.json.
 """
 
+import dataclasses
 import json
 from pathlib import Path
+
+from keras_simplicial.agents.analysis.results import Result, cell, markdown_table
 
 LENGTH_TWO_TYPES = ("(2, 0, 0)", "(2, 1, 3)", "(2, 1, 4)", "(2, 2, 3)", "(2, 2, 4)")
 
@@ -51,34 +54,45 @@ def round_rows(history):
     return rows
 
 
-def rounds_markdown(run_dir):
-    """The table of `round_rows` for the run in `run_dir`, with the best round marked."""
-    history = read_history(run_dir)
-    rows = round_rows(history)
-    best = (history.get("best") or {}).get("round")
-    length2 = any(row["greedy_length2"] is not None for row in rows)
-    titles = ["round", "labelled moves", "epochs", "loss", "accuracy: train", "held-out", "new"]
-    titles += ["greedy win rate"] + (["length 2"] + list(LENGTH_TWO_TYPES) if length2 else [])
-    titles += ["Gem box, one key"] if length2 else []
-    lines = ["| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
-    for row in rows:
-        cells = [
-            f"{row['round']}" + (" (best)" if row["round"] == best else ""),
-            f"{row['labelled_moves']:,}",
-            str(row["epochs"]),
-            _number(row["loss"], 4),
-            _number(row["train_accuracy"]),
-            _number(row["held_out_accuracy"]),
-            _number(row["accuracy_on_new_states"]),
-            _number(row["greedy_all"]),
-        ]
+@dataclasses.dataclass
+class DaggerRounds(Result):
+    """The rounds of the DAgger run in `run_dir` (`round_rows`) and its best round."""
+
+    run_dir: str
+    best_round: int
+    rows: list
+
+    def to_markdown(self):
+        length2 = any(row["greedy_length2"] is not None for row in self.rows)
+        header = ["round", "labelled moves", "epochs", "loss", "accuracy: train", "held-out"]
+        header += ["new", "greedy win rate"]
         if length2:
-            cells.append(_number(row["greedy_length2"]))
-            cells += [_number(row.get(name)) for name in LENGTH_TWO_TYPES]
-            cells.append(_number(row.get("gem_box_one_key")))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+            header += ["length 2", *LENGTH_TWO_TYPES, "Gem box, one key"]
+        table = []
+        for row in self.rows:
+            cells = [
+                f"{row['round']}" + (" (best)" if row["round"] == self.best_round else ""),
+                f"{row['labelled_moves']:,}",
+                str(row["epochs"]),
+                cell(row["loss"], 4),
+                cell(row["train_accuracy"]),
+                cell(row["held_out_accuracy"]),
+                cell(row["accuracy_on_new_states"]),
+                cell(row["greedy_all"]),
+            ]
+            if length2:
+                cells.append(cell(row["greedy_length2"]))
+                cells += [cell(row.get(name)) for name in LENGTH_TWO_TYPES]
+                cells.append(cell(row.get("gem_box_one_key")))
+            table.append(cells)
+        return (
+            f"DAgger run {self.run_dir}: one row per round (greedy games on the validation "
+            "boards)\n\n" + markdown_table(header, table)
+        )
 
 
-def _number(value, digits=3):
-    return "-" if value is None else f"{value:.{digits}f}"
+def dagger_rounds(run_dir):
+    """The `DaggerRounds` of the run in `run_dir`, read from its history.json."""
+    history = read_history(run_dir)
+    best = (history.get("best") or {}).get("round")
+    return DaggerRounds(str(run_dir), best, round_rows(history))

@@ -142,3 +142,12 @@ def test_resume_keeps_the_settings_and_a_new_run_needs_a_free_directory(small_ru
     assert "only --rounds and --max-labelled-moves may change" in capsys.readouterr().err
     assert cli.main(["dagger", "--out", str(out)]) == 2
     assert "pass --resume to continue it" in capsys.readouterr().err
+
+
+def test_summary_shows_a_dagger_runs_rounds(small_run, capsys):
+    import keras_simplicial_cli as cli
+
+    out, _, _ = small_run
+    assert cli.main(["summary", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"DAgger run {out}" in printed and "| 0 (best) |" in printed

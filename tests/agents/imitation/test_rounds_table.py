@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from keras_simplicial.agents.imitation.rounds_table import round_rows, rounds_markdown
+from keras_simplicial.agents.imitation.rounds_table import dagger_rounds, round_rows
 
 
 def greedy_games(win_rate, per_type, gem_box_one_key):
@@ -47,9 +47,11 @@ def test_one_row_per_finished_round_with_each_length_two_type(tmp_path):
     rows = round_rows(HISTORY)
     assert [row["round"] for row in rows] == [0, 1]
     assert rows[1]["(2, 2, 4)"] == 0.25 and rows[1]["(2, 1, 3)"] is None
-    lines = rounds_markdown(tmp_path).splitlines()
+    result = dagger_rounds(tmp_path)
+    assert result.to_dict()["best_round"] == 1
+    lines = result.to_markdown().splitlines()[2:]
     assert len(lines) == 4 and "(2, 2, 4)" in lines[0] and "Gem box, one key" in lines[0]
     assert lines[3].startswith("| 1 (best) | 3,500 | 2 | 0.5000 | 0.800 | 0.700 | 0.750 | 0.750 |")
     assert lines[3].endswith("| 0.500 | 0.750 | - | - | - | 0.250 | 0.125 |")
     with pytest.raises(FileNotFoundError, match="No DAgger history"):
-        rounds_markdown(tmp_path / "elsewhere")
+        dagger_rounds(tmp_path / "elsewhere")
