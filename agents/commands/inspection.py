@@ -385,18 +385,25 @@ def imitate_arguments(parser):
 
 def imitate(args):
     from keras_simplicial.agents.analysis.imitation import imitation_check
+
+    return _supervised_check(
+        imitation_check, args, episodes=args.episodes, epochs=args.epochs, games=args.games
+    )
+
+
+def _supervised_check(check, args, **options):
+    """Runs `check` (a fresh model of `--agent` trained on the `--preset`'s boards) with the
+    `--model-config` and `--seed` of `args`, prints its result and saves it (`--output`)."""
     from keras_simplicial.agents.training.presets import PRESETS
 
     preset = PRESETS[args.preset]
-    result = imitation_check(
+    result = check(
         args.agent,
         preset["env"],
         preset["env_config"],
-        episodes=args.episodes,
-        epochs=args.epochs,
-        games=args.games,
         model_overrides=args.model_config,
         seed=args.seed,
+        **options,
     )
     print(result.to_markdown())
     save_result(result, args.output)
@@ -423,21 +430,8 @@ def held_keys_arguments(parser):
 
 def held_keys(args):
     from keras_simplicial.agents.imitation.held_keys import held_keys_curve
-    from keras_simplicial.agents.training.presets import PRESETS
 
-    preset = PRESETS[args.preset]
-    curve = held_keys_curve(
-        args.agent,
-        preset["env"],
-        preset["env_config"],
-        sizes=tuple(args.sizes),
-        updates=args.updates,
-        model_overrides=args.model_config,
-        seed=args.seed,
-    )
-    print(curve.to_markdown())
-    save_result(curve, args.output)
-    return 0
+    return _supervised_check(held_keys_curve, args, sizes=tuple(args.sizes), updates=args.updates)
 
 
 COMMANDS = (

@@ -19,6 +19,7 @@ import dataclasses
 import numpy as np
 from gymnasium.utils import seeding
 
+from keras_simplicial.agents.rollout import choose_actions
 from keras_simplicial.envs import make_vector_env
 from keras_simplicial.envs.step_oracle import StepOracle
 
@@ -101,17 +102,10 @@ def oracle_moves(rng):
 
 def learner_moves(logits_of, greedy, rng):
     """A player that takes the most probable action of `logits_of(observations)` (logits [B, 4])
-    or samples one from its softmax."""
+    or samples one from its softmax (`rollout.choose_actions`)."""
 
     def choose(observations, labels):
-        logits = np.asarray(logits_of(observations), np.float64)
-        if greedy:
-            return logits.argmax(axis=1)
-        probabilities = np.exp(logits - logits.max(axis=1, keepdims=True))
-        probabilities /= probabilities.sum(axis=1, keepdims=True)
-        cumulative = probabilities.cumsum(axis=1)
-        draws = rng.random((len(logits), 1))
-        return np.minimum((draws > cumulative).sum(axis=1), 3)
+        return choose_actions(logits_of(observations), greedy, rng)[0]
 
     return choose
 

@@ -65,3 +65,15 @@ def test_a_curve_trains_a_model_per_size():
         held_keys_curve("relational", "BoxWorld-v0", {}, sizes=(8,), test_size=4, updates=1)
     with pytest.raises(ValueError, match="sizes must be integers >= 2"):
         held_keys_curve("relational", "BridgeBoxWorld-v0", MEDIUM, sizes=())
+
+
+def test_the_command_prints_and_saves_the_curve(tmp_path, capsys):
+    import json
+
+    import keras_simplicial_cli as cli
+
+    output = tmp_path / "curve.json"
+    argv = ["held-keys", "--sizes", "8", "--updates", "2", "--output", str(output)]
+    assert cli.main(argv) == 0
+    assert "held-keys probe" in capsys.readouterr().out
+    assert json.loads(output.read_text())["points"][0]["size"] == 8
