@@ -11,17 +11,20 @@ result says otherwise); `to_markdown()` is Markdown: a line saying what was meas
 table (`markdown_table`).
 """
 
+import abc
 import dataclasses
 
 
-class Result:
-    """A dataclass result with `to_dict()` (JSON) and `to_markdown()` (what a command prints)."""
+class Result(abc.ABC):
+    """A dataclass result with `to_dict()` (JSON) and `to_markdown()` (what a command prints);
+    a result without `to_markdown()` cannot be instantiated."""
 
     def to_dict(self):
         return dataclasses.asdict(self)
 
+    @abc.abstractmethod
     def to_markdown(self):
-        raise NotImplementedError(f"{type(self).__name__} has no to_markdown().")
+        """What the command prints: a line saying what was measured, then a table."""
 
 
 def markdown_table(header, rows):
