@@ -76,13 +76,14 @@ def build_parser():
         )
         command.arguments(subparser)
         subparser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
-        subparser.set_defaults(run=command)
+        # Under a name no flag can write (train has a --run flag, whose value is args.run).
+        subparser.set_defaults(_command=command)
     return parser
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    command = args.run
+    command = args._command
     try:
         if command.extra == "agents":
             with _tensorflow_start_up_lines(shown=args.verbose):

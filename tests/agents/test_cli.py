@@ -2,6 +2,8 @@
 flags generated from `RunArguments`, and one line naming the extra a command needs."""
 
 import argparse
+import contextlib
+import dataclasses
 import os
 import subprocess
 import sys
@@ -174,3 +176,17 @@ def test_python_m_play_is_the_same_command():
         env=environment,
     )
     assert result.returncode == 0 and "steps 3" in result.stdout, result.stderr
+
+
+def test_every_command_runs_its_own_function_whatever_its_flags(monkeypatch):
+    """A flag's value never replaces the command (train has --run, as `make train` passes it)."""
+    ran = []
+    recorded = tuple(
+        dataclasses.replace(command, run=lambda args, name=command.name: ran.append(name))
+        for command in cli.COMMANDS
+    )
+    monkeypatch.setattr(cli, "COMMANDS", recorded)
+    argv = ["train", "--run", "IMPALA", "--preset", "easy", "--agent", "relational"]
+    argv += ["--stop-seconds", "900", "--stop-timesteps", "1000000", "--evaluate", "1000"]
+    monkeypatch.setattr(cli, "_tensorflow_start_up_lines", lambda shown: contextlib.nullcontext())
+    assert cli.main(argv) == 0 and ran == ["train"]
