@@ -129,7 +129,7 @@ def test_the_command_line_maps_every_flag_to_a_setting(tmp_path):
     args = parser.parse_args(["dagger", "--out", str(tmp_path / "r"), "--horizon", "40"])
     given = {name for name, value in vars(args).items() if value is not None}
     assert {flag[2:].replace("-", "_") for flag, _ in DAGGER_COUNTS} <= fields
-    assert given - {"command", "out", "resume", "verbose", "run"} == {"horizon"}
+    assert given - {"command", "_command", "out", "resume", "verbose"} == {"horizon"}
     with pytest.raises(SystemExit):
         parser.parse_args(["dagger", "--out", "r", "--horizon", "0"])
 
