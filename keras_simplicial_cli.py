@@ -52,6 +52,7 @@ EXTRA_MODULES = {
         "rich",
         "tensorboardX",
     ),
+    "torch": ("torch",),
 }
 
 
@@ -85,17 +86,21 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     command = args._command
     try:
+        if command.environment is not None:  # before Keras: its backend is chosen on import
+            os.environ.update(command.environment(args))
         if command.extra == "agents":
             with _tensorflow_start_up_lines(shown=args.verbose):
                 import tensorflow  # noqa: F401  (loaded here, where its start-up lines are quiet)
         return command.run(args) or 0
     except ModuleNotFoundError as error:
         missing = (error.name or "").partition(".")[0]
-        if missing not in EXTRA_MODULES[command.extra] or os.environ.get("KERAS_SIMPLICIAL_DEBUG"):
+        # Keras on PyTorch (the new API stack, `--api-stack new`) needs the [torch] extra too.
+        extra = "torch" if missing == "torch" else command.extra
+        if missing not in EXTRA_MODULES.get(extra, ()) or os.environ.get("KERAS_SIMPLICIAL_DEBUG"):
             raise
         print(
-            f"keras-simplicial {command.name}: error: this command needs the [{command.extra}] "
-            f"extra (no module named {missing!r}): pip install 'keras-simplicial[{command.extra}]'",
+            f"keras-simplicial {command.name}: error: this command needs the [{extra}] "
+            f"extra (no module named {missing!r}): pip install 'keras-simplicial[{extra}]'",
             file=sys.stderr,
         )
         return 1

@@ -66,7 +66,13 @@ setup(
     install_requires=["keras>=3.12,<4", "numpy>=1.26,<3"],
     extras_require={
         "envs": ENVS,
-        # The agents train with IMPALA on RLlib's TensorFlow stack (tf_keras behind tf.keras).
+        # The agents train with IMPALA on RLlib's old API stack (TensorFlow, tf_keras behind
+        # tf.keras), the default, whose `ResilientIMPALA` overrides private IMPALA methods: Ray
+        # 2.60 only. The new API stack (`train --api-stack new`: a TorchRLModule, Keras on
+        # PyTorch) uses RLlib's public API (RLModule, a Learner's two override points, its fault
+        # tolerance settings) and needs the [torch] extra; tested on Ray 2.60.0, the newest the
+        # registry offered (2026-11), it is meant to outlive the old stack's pin
+        # (docs/agents.md, "Which API stack").
         "agents": [
             *ENVS,
             "tensorflow>=2.21,<2.22",
@@ -77,6 +83,8 @@ setup(
             "rich>=13,<16",
         ],
         "test": ["pytest>=8,<10", "pytest-xdist>=3,<4", "ruff>=0.17,<0.18"],
+        # PyTorch for the agents on RLlib's new API stack (`--api-stack new`).
+        "torch": ["torch>=2.4,<3"],
         # The layers' tests also run on Keras's JAX and PyTorch backends (CPU builds).
         "backends": ["jax>=0.4.30,<0.11", "torch==2.13.0"],
         "gpu": ["tensorflow[and-cuda]>=2.21,<2.22"],

@@ -29,6 +29,9 @@ class Command:
         description: what `COMMAND --help` says above the options (default: `help`).
         extra: the optional dependencies it needs (setup.py's extras): "agents" (TensorFlow,
             RLlib, matplotlib, ...: loaded, quietly, before it runs) or "envs" (gymnasium).
+        environment: None, or `environment(args)` -> {variable: value}, the environment
+            variables it needs set before Keras or TensorFlow is imported (the Keras backend of
+            a run's API stack: `training.keras_environment`).
     """
 
     name: str
@@ -37,6 +40,7 @@ class Command:
     help: str
     description: str = None
     extra: str = "agents"
+    environment: Callable = None
 
 
 def parse_json_object(text, argument):

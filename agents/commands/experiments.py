@@ -17,6 +17,7 @@ from keras_simplicial.agents.commands.arguments import (
     json_object,
     positive_int,
 )
+from keras_simplicial.agents.commands.training import keras_environment
 from keras_simplicial.agents.training.run_arguments import AGENTS
 
 # The settings of `keras-simplicial dagger` given as counts, by flag (DaggerConfig's fields, whose
@@ -219,6 +220,7 @@ COMMANDS = (
         sweep,
         "learning over seeds: agents x seeds trained on a preset (resumable), their "
         "curves and their best and final checkpoints evaluated",
+        environment=keras_environment,
     ),
     Command(
         "reproduce",
@@ -229,6 +231,7 @@ COMMANDS = (
         description="Phase 1 trains (or resumes) the relational and the simplicial agent for "
         "every seed, one run at a time; phase 2 writes the report (--doc) and its figures "
         "from the run directories alone. Run it again to continue where it stopped.",
+        environment=keras_environment,
     ),
     Command(
         "dagger",

@@ -16,6 +16,10 @@ from keras_simplicial.agents.commands.arguments import (
     positive_int,
 )
 
+# The Keras backend a run on the new API stack needs (training/train.py's KERAS_BACKENDS["new"]),
+# set before Keras is imported (a test keeps them equal).
+NEW_STACK_ENVIRONMENT = {"KERAS_BACKEND": "torch"}
+
 # The progress displays of training/progress.py and the greedy check's default episodes
 # (training/greedy_check.py), repeated here so that `--help` loads neither (a test keeps them
 # equal).
@@ -77,6 +81,34 @@ def train_arguments(parser):
         help="after training, evaluate the final checkpoint on this many episodes",
     )
     parser.add_argument("--progress", default="auto", choices=PROGRESS_CHOICES)
+
+
+def run_api_stack(out):
+    """The `api_stack` of the run in `out` (its run.json, else its newest checkpoint's copy), or
+    None where neither reads."""
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+    from keras_simplicial.agents.training.run_directory import RunDirectory
+
+    run = RunDirectory(out)
+    candidates = [run.run_file]
+    if run.checkpoints_dir.is_dir():
+        candidates += [checkpoint / "run.json" for checkpoint in reversed(run.checkpoints())]
+    for candidate in candidates:
+        try:
+            return RunArguments.read(candidate).api_stack
+        except (ValueError, FileNotFoundError):
+            continue
+    return None
+
+
+def keras_environment(args):
+    """The environment a training command runs in, set before Keras is imported:
+    `NEW_STACK_ENVIRONMENT` for a run on the new API stack (`--api-stack new`, or the run.json
+    of the run `--resume` continues), nothing for the old stack."""
+    stack = getattr(args, "api_stack", None)
+    if getattr(args, "resume", False) and args.out:
+        stack = run_api_stack(args.out)
+    return dict(NEW_STACK_ENVIRONMENT) if stack == "new" else {}
 
 
 def default_out(arguments):
@@ -160,5 +192,6 @@ COMMANDS = (
         description="Trains a new run of the preset with the flags given on top (written to "
         "OUT/run.json), or continues the run in --out with --resume (its run.json's arguments; "
         "only how long and how to run come from the command line).",
+        environment=keras_environment,
     ),
 )

@@ -2,7 +2,10 @@
 
 presets.py             Table 1's hyperparameters and the presets (plain data)
 run_arguments.py       RunArguments: a run's arguments, declared once (flags, run.json, IMPALA)
-impala.py              impala_config(RunArguments): IMPALA on RLlib; ResilientIMPALA
+impala.py              impala_config(RunArguments): IMPALA on RLlib's old API stack; ResilientIMPALA
+impala_torch.py        torch_impala_config(RunArguments): IMPALA on the new API stack (PyTorch)
+torch_learner.py       KerasAgentIMPALALearner: the new stack's Learner with Table 1's RMSProp
+new_stack.py           a new-stack algorithm's results and counters in the old stack's terms
 rllib_envs.py          the env ids for RLlib, and the batched core as an RLlib VectorEnv
 batched_env_runner.py  BatchedEnvRunner: an env runner stepping all its boards as one batch
 metrics.py             win rates from every episode, and the metrics row of an iteration

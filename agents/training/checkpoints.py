@@ -2,6 +2,12 @@
 
     policy = load_policy("runs/a")                     # the run's latest checkpoint
     agent, arguments = load_attention_agent("runs/a/checkpoints/iter_000120")
+    weights = saved_keras_weights(checkpoint, model)   # either API stack, for a model of its agent
+
+Checkpoints of both RLlib API stacks load here. An old-stack checkpoint (`policies/`) holds the
+TF2 policy; a new-stack one (`learner_group/`, `torch_impala_config`) the state of the
+`KerasAgentRLModule`, whose Keras weights load into a fresh model of the run's agent on whatever
+backend this process runs Keras (`SavedKerasPolicy`): evaluation and the probes read both alike.
 
 A path is a checkpoint directory (`OUT/checkpoints/iter_NNNNNN`) or a run directory (`OUT`, whose
 latest checkpoint is meant). `load_attention_agent` also reads a Keras policy: a directory
@@ -14,6 +20,8 @@ half-loaded.
 import json
 from pathlib import Path
 
+import numpy as np
+
 from keras_simplicial.agents.training.checkpoint_integrity import (
     DamagedCheckpointError,
     verify_checkpoint,
@@ -21,6 +29,11 @@ from keras_simplicial.agents.training.checkpoint_integrity import (
 from keras_simplicial.agents.training.run_arguments import RunArguments
 from keras_simplicial.agents.training.run_directory import RunDirectory
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
+
+#: Where a new-stack checkpoint keeps the learner's module state (a pickled dict of numpy arrays).
+MODULE_STATE = "learner_group/learner/rl_module/default_policy/module_state.pkl"
+#: Where an old-stack checkpoint keeps the policy's state (its weights under "weights").
+POLICY_STATE = "policies/default_policy/policy_state.pkl"
 
 #: The file of a policy saved by Keras (`model.save`, the agent model with outputs [logits, value]).
 KERAS_POLICY_FILE = "policy.keras"
@@ -66,7 +79,7 @@ def resolve_checkpoint(path):
     it also names the newest intact checkpoint, which can be passed instead.
     """
     path = Path(path).resolve()
-    if (path / "policies").is_dir():
+    if (path / "policies").is_dir() or (path / "learner_group").is_dir():
         verify_checkpoint(path)
         return path
     run = RunDirectory(path)
@@ -74,7 +87,7 @@ def resolve_checkpoint(path):
     if latest is None:
         raise FileNotFoundError(
             f"No checkpoint at {path} (expected an RLlib checkpoint directory "
-            "with policies/, or a run directory with checkpoints/)."
+            "with policies/ or learner_group/, or a run directory with checkpoints/)."
         )
     try:
         verify_checkpoint(latest)
@@ -108,8 +121,102 @@ def run_arguments_of(checkpoint):
         raise
 
 
+def is_new_stack_checkpoint(checkpoint):
+    """Whether `checkpoint` (a checkpoint directory) was written by RLlib's new API stack."""
+    return (Path(checkpoint) / "learner_group").is_dir()
+
+
+def _unpickled(path, what):
+    import pickle
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: not an RLlib {what} checkpoint.")
+    with open(path, "rb") as stream:
+        return pickle.load(stream)
+
+
+def saved_keras_weights(checkpoint, keras_model):
+    """The weights a checkpoint (either API stack) saved for `keras_model`, a model of the run's
+    agent on any backend, in `keras_model.weights` order (`keras_model.set_weights` takes them).
+    """
+    checkpoint = resolve_checkpoint(checkpoint)
+    if is_new_stack_checkpoint(checkpoint):
+        from keras_simplicial.agents.model.module_state import keras_weights
+
+        return keras_weights(_unpickled(checkpoint / MODULE_STATE, "new-stack"), keras_model)
+    return _unpickled(checkpoint / POLICY_STATE, "policy")["weights"]
+
+
+def keras_logits_and_values(model):
+    """`observations -> (logits, value)` of a Keras agent model, as tensors of its backend with
+    `.numpy()`: a traced `tf.function` on TensorFlow, a call without gradients on PyTorch."""
+    import keras
+
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        traced = tf.function(lambda x: model(tf.cast(x, tf.float32), training=False))
+        return lambda observations: traced(observations)
+    if backend == "torch":
+        import torch
+
+        def forward(observations):
+            with torch.no_grad():
+                outputs = model(torch.as_tensor(np.asarray(observations, np.float32)))
+            return tuple(output.cpu() for output in outputs)
+
+        return forward
+    raise ValueError(f"Keras runs on {backend!r}: evaluation needs TensorFlow or PyTorch.")
+
+
+class SavedKerasPolicy:
+    """A new-stack checkpoint's policy as `load_policy` returns it: its agent model rebuilt on
+    this process's Keras backend with the saved weights, where the old stack's TF2 policy has
+    them (`policy.model.base_model`, `.kind`, `.logits_and_values`; `observation_space`,
+    `get_weights()`).
+
+    Args:
+        checkpoint: a new-stack checkpoint directory (verified).
+        arguments: the `RunArguments` of its run (agent, architecture, env).
+    """
+
+    def __init__(self, checkpoint, arguments):
+        import gymnasium
+
+        import keras_simplicial.envs  # noqa: F401  (registers the env ids)
+        from keras_simplicial.agents.model.architecture import build_agent_model
+
+        env = gymnasium.make(arguments.env, **dict(arguments.env_config))
+        self.observation_space, self.action_space = env.observation_space, env.action_space
+        env.close()
+        self.model = self  # as `policy.model` of an old-stack policy
+        self.kind = arguments.agent
+        self.base_model = build_agent_model(
+            arguments.agent,
+            self.observation_space.shape,
+            int(self.action_space.n),
+            **arguments.architecture,
+        )
+        self.base_model.set_weights(saved_keras_weights(checkpoint, self.base_model))
+        self.logits_and_values = keras_logits_and_values(self.base_model)
+
+    def get_weights(self):
+        return self.base_model.get_weights()
+
+
 def load_policy(checkpoint):
-    """The RLlib TF2 policy of a checkpoint, with its Keras agent model at `policy.model`."""
+    """The policy of a checkpoint, with its Keras agent model at `policy.model.base_model`: the
+    RLlib TF2 policy of an old-stack checkpoint, a `SavedKerasPolicy` of a new-stack one."""
+    checkpoint = resolve_checkpoint(checkpoint)
+    if is_new_stack_checkpoint(checkpoint):
+        arguments = run_arguments_of(checkpoint)
+        if arguments is None:
+            raise ValueError(
+                f"{checkpoint} holds no run.json (nor its run's): it says which agent the "
+                "saved module is."
+            )
+        return SavedKerasPolicy(checkpoint, arguments)
     import tensorflow  # noqa: F401  (before RLlib: see agents/__init__.py)
     from ray.rllib.policy.policy import Policy
 
@@ -117,7 +224,6 @@ def load_policy(checkpoint):
 
     ensure_tf2_behavior()
     register_agent_models()  # RLlib's catalog forgets custom models at every ray.shutdown()
-    checkpoint = resolve_checkpoint(checkpoint)
     return Policy.from_checkpoint(str(checkpoint / "policies" / "default_policy"))
 
 

@@ -12,10 +12,13 @@ weights that were saved, greedily, on boards kept apart from those of `evaluate`
 import pickle
 
 import numpy as np
-import tensorflow as tf
 
 from keras_simplicial.agents.rollout import episode_outcomes
-from keras_simplicial.agents.training.checkpoints import resolve_checkpoint
+from keras_simplicial.agents.training.checkpoints import (
+    keras_logits_and_values,
+    resolve_checkpoint,
+    saved_keras_weights,
+)
 
 # Board seeds of the check (episode k plays `reset(seed=CHECK_SEED + k)`), far from the seeds
 # `evaluate` and `learning_curve` report with (0 onwards).
@@ -55,11 +58,11 @@ class GreedyCheck:
             int(env.single_action_space.n),
             **arguments.architecture,
         )
-        forward = tf.function(lambda observations: self.model(tf.cast(observations, tf.float32)))
+        forward = keras_logits_and_values(self.model)  # on this process's Keras backend
         self._logits = lambda observations: forward(observations)[0].numpy()
 
     def __call__(self, checkpoint):
-        self.model.set_weights(saved_policy_weights(checkpoint))
+        self.model.set_weights(saved_keras_weights(checkpoint, self.model))  # either API stack
         outcomes = episode_outcomes(
             self._logits,
             self.arguments.env,

@@ -201,6 +201,12 @@ def impala_config(arguments=None, **fields):
         raise ValueError(f"arguments must be a RunArguments, got {arguments!r}.")
     elif fields:
         arguments = dataclasses.replace(arguments, **fields)
+    if arguments.api_stack != "old":
+        raise ValueError(
+            f"impala_config builds IMPALA on RLlib's old API stack, but api_stack (--api-stack) "
+            f"is {arguments.api_stack!r}: use impala_torch.torch_impala_config (or "
+            "train.algorithm_config, which picks by the stack)."
+        )
     validate_env_config(arguments.env, arguments.env_config)
     agent_hyperparameters(arguments.agent, **arguments.architecture)  # bad overrides fail, named
     register_envs()

@@ -49,6 +49,10 @@ AGENTS = ("relational", "simplicial")
 # How env runners sample: "batched" steps all of a runner's boards as one batch
 # (`BatchedEnvRunner`); "rllib" is RLlib's own sampler over one gymnasium env per board.
 SAMPLERS = ("batched", "rllib")
+# Which RLlib API stack trains the run: "old" (TFModelV2 and TensorFlow policies, Keras on
+# TensorFlow: `impala.impala_config`) or "new" (RLModule, Learner and EnvRunner, Keras on PyTorch:
+# `impala_torch.torch_impala_config`).
+API_STACKS = ("old", "new")
 
 # What a new run trains with unless its overrides say otherwise: the global norm clipped, as in
 # `PAPER_IMPALA_HYPERPARAMETERS`.
@@ -56,6 +60,7 @@ NEW_RUN_OVERRIDES = {CLIP_EACH_VARIABLE: False}
 # Fields that run.json files written by earlier versions lack, and the value those runs used.
 EARLIER_RUN_DEFAULTS = {
     "sampler": "rllib",  # runs written before the batched sampler existed used RLlib's
+    "api_stack": "old",  # runs written before the new stack existed trained on the old one
 }
 # IMPALA settings that the overrides of run.json files written by earlier versions lack, and the
 # value those runs trained with.
@@ -121,6 +126,7 @@ class RunArguments:
         num_envs_per_env_runner: boards each runner steps as one batch (the paper: 1).
         seed: seeds the env runners and the model initialisation (None: unseeded).
         sampler: one of `SAMPLERS`.
+        api_stack: one of `API_STACKS`.
     """
 
     env: str = run_argument(
@@ -187,6 +193,14 @@ class RunArguments:
         rule=OneOf(SAMPLERS),
         help="'batched': each env runner steps its boards as one batch; 'rllib': RLlib's "
         "per-env sampler (slower on small boards, runs every RLlib episode callback)",
+    )
+    api_stack: str = run_argument(
+        "old",
+        flags=("--api-stack",),
+        rule=OneOf(API_STACKS),
+        help="RLlib's API stack: 'old' (TFModelV2, Keras on TensorFlow, the reference) or 'new' "
+        "(a TorchRLModule around the same Keras model, Keras on PyTorch; RLlib's maintained "
+        "stack)",
     )
 
     def __post_init__(self):

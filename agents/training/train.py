@@ -9,8 +9,9 @@
 1. The run's arguments: new ones written to OUT/run.json, or read back from it when resuming
    (`RunArguments`), all checked before anything starts (`impala_config`).
 2. Ray: embedded on this machine, or a cluster joined at `address` (`start_ray`).
-3. IMPALA with the paper's hyperparameters (`impala_config` of the arguments), restored from the
-   run's last checkpoint when resuming (`build_algorithm`).
+3. IMPALA with the paper's hyperparameters (`algorithm_config` of the arguments: `impala_config`
+   on RLlib's old API stack, `torch_impala_config` on the new one), restored from the run's last
+   checkpoint when resuming (`build_algorithm`).
 4. Iterations until the stop condition (`train_iterations`): `algorithm.train()`, a metrics row
    (CSV + TensorBoard), progress, and a checkpoint every `checkpoint_every` iterations
    (`CheckpointKeeper`). Ctrl-C checkpoints before leaving.
@@ -37,6 +38,9 @@ WORKER_ENV_VARS = {
     "TF_CPP_MIN_LOG_LEVEL": "3",
     "PYTHONWARNINGS": "ignore::DeprecationWarning",
 }
+# The Keras backend of each API stack's processes, set before Keras is imported: the driver's by
+# the command line (`keras-simplicial train`), the Ray workers' by `start_ray`.
+KERAS_BACKENDS = {"old": "tensorflow", "new": "torch"}
 
 
 @dataclasses.dataclass
@@ -110,12 +114,12 @@ def train(
         checkpoint = None
     if stop_timesteps is None or int(stop_timesteps) <= 0:
         raise ValueError(f"stop_timesteps must be a positive integer, got {stop_timesteps!r}.")
-    config = impala_config(arguments)  # every argument is checked before anything starts
+    config = algorithm_config(arguments)  # every argument is checked before anything starts
     run.create()
     if not resume:
         arguments.write(run.run_file)
 
-    start_ray(address, arguments.num_env_runners)
+    start_ray(address, arguments.num_env_runners, arguments.api_stack)
     algorithm = build_algorithm(arguments, checkpoint, config)
     run.record_machine(algorithm.iteration)
     if checkpoint is not None:
@@ -201,13 +205,30 @@ def resume_state(run):
     return arguments, checkpoint
 
 
-def start_ray(address=None, num_env_runners=1):
+def algorithm_config(arguments):
+    """The IMPALA config of a run's `RunArguments` on its API stack (`api_stack`):
+    `impala_config` (old, TensorFlow) or `torch_impala_config` (new, PyTorch)."""
+    if arguments.api_stack == "new":
+        from keras_simplicial.agents.training.impala_torch import torch_impala_config
+
+        return torch_impala_config(arguments)
+    return impala_config(arguments)
+
+
+def start_ray(address=None, num_env_runners=1, api_stack="old"):
     """Joins the cluster at `address`, or starts an embedded local Ray sized for the run (unless
-    Ray is running already), and registers the agent models and envs for this job."""
+    Ray is running already), and registers the agent models and envs for this job.
+
+    The workers run Keras on the backend of `api_stack` (`KERAS_BACKENDS`); a Ray already
+    running keeps the environment it was started with.
+    """
     import ray
 
     if not ray.is_initialized():
-        runtime_env = {"env_vars": dict(WORKER_ENV_VARS)}
+        env_vars = dict(WORKER_ENV_VARS)
+        if api_stack == "new":
+            env_vars["KERAS_BACKEND"] = KERAS_BACKENDS["new"]
+        runtime_env = {"env_vars": env_vars}
         if address:
             ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
         else:
@@ -224,10 +245,10 @@ def start_ray(address=None, num_env_runners=1):
                 configure_logging=True,
                 logging_level="ERROR",
             )
-    register_for_this_job()
+    register_for_this_job(api_stack)
 
 
-def register_for_this_job():
+def register_for_this_job(api_stack="old"):
     """Registers the agent models and the envs under the job this driver now is.
 
     Ray's registry keys what it holds by the job id it first saw and forgets what it has sent
@@ -245,6 +266,10 @@ def register_for_this_job():
     _global_registry._prefix = None  # taken from the current job at the next use
     register_agent_models()
     register_envs()
+    if api_stack == "new":
+        from keras_simplicial.agents.training.impala_torch import register_new_stack_envs
+
+        register_new_stack_envs()
 
 
 def build_algorithm(arguments, checkpoint=None, config=None):
@@ -252,7 +277,7 @@ def build_algorithm(arguments, checkpoint=None, config=None):
 
     Restoring brings back the weights, the optimizer state and the timestep counters.
     """
-    algorithm = (config or impala_config(arguments)).build_algo()
+    algorithm = (config or algorithm_config(arguments)).build_algo()
     if checkpoint is not None:
         # RLlib reads the checkpoint through pyarrow, which takes absolute paths only.
         algorithm.restore(str(Path(checkpoint).resolve()))
@@ -261,6 +286,10 @@ def build_algorithm(arguments, checkpoint=None, config=None):
 
 def environment_steps(algorithm):
     """Environment steps sampled over the whole run (restored with a checkpoint)."""
+    if algorithm.config.enable_rl_module_and_learner:
+        from keras_simplicial.agents.training import new_stack
+
+        return new_stack.environment_steps(algorithm)
     return int(algorithm._counters.get("num_env_steps_sampled", 0))
 
 
@@ -276,6 +305,11 @@ def env_runner_nodes(algorithm):
 def sampling_layout(algorithm, arguments):
     """One line: where the boards are sampled (the env runners per node, or this process)."""
     nodes = env_runner_nodes(algorithm)
+    if not nodes and algorithm.config.enable_rl_module_and_learner:
+        return (
+            f"Sampling {arguments.num_envs_per_env_runner} boards in this process, then "
+            "updating the learner in this process (no remote env runner)."
+        )
     if not nodes:
         return (
             f"Sampling {arguments.num_envs_per_env_runner} boards in this process, beside "
@@ -295,13 +329,7 @@ def train_iterations(
         (the last metrics row, or {} without any iteration; whether Ctrl-C stopped it)
     """
     metrics = MetricsLog(run)
-    attention_health = AttentionHealth(
-        algorithm.get_policy().model.base_model,
-        arguments.agent,
-        arguments.architecture,
-        arguments.env,
-        arguments.env_config,
-    )
+    read_result, diagnostics = stack_readers(algorithm, arguments)
     display = make_progress(
         progress,
         total=stop_timesteps,
@@ -319,7 +347,7 @@ def train_iterations(
                 break
             result = algorithm.train()
             # Everything since the previous row counts: the last checkpoint and its check too.
-            row = metrics_row(result, started_at, attention_health(), since=since)
+            row = metrics_row(read_result(result), started_at, diagnostics(), since=since)
             timesteps = row["timesteps"]
             since = (timesteps, time.time())
             metrics.append(row)  # before the checkpoint: a resumed run has its row
@@ -328,6 +356,35 @@ def train_iterations(
         checkpoints.save_unless_saved()
     metrics.close()
     return row, stop.requested
+
+
+def stack_readers(algorithm, arguments):
+    """(result -> the result `metrics_row` reads, () -> the attention statistics of the
+    learner's weights) of an algorithm on either API stack."""
+    if not algorithm.config.enable_rl_module_and_learner:
+        attention_health = AttentionHealth(
+            algorithm.get_policy().model.base_model,
+            arguments.agent,
+            arguments.architecture,
+            arguments.env,
+            arguments.env_config,
+        )
+        return (lambda result: result), attention_health
+    import torch
+
+    from keras_simplicial.agents.training import new_stack
+
+    learner = new_stack.LearnerModel(algorithm, arguments)
+    attention_health = AttentionHealth(
+        learner.model, arguments.agent, arguments.architecture, arguments.env, arguments.env_config
+    )
+
+    def diagnostics():
+        learner.refresh()
+        with torch.no_grad():
+            return attention_health()
+
+    return new_stack.old_stack_view, diagnostics
 
 
 class CheckpointKeeper:

@@ -100,6 +100,31 @@ def test_a_command_without_its_extra_says_in_one_line_what_to_install(monkeypatc
     assert "needs the [envs] extra (no module named 'gymnasium')" in line
 
 
+def test_the_new_stack_without_torch_names_the_torch_extra(monkeypatch, capsys, tmp_path):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def without_torch(name, *args, **kwargs):
+        if name.partition(".")[0] == "torch":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setenv("KERAS_BACKEND", os.environ.get("KERAS_BACKEND", "tensorflow"))
+    monkeypatch.setattr(builtins, "__import__", without_torch)
+    for module in [m for m in sys.modules if m.partition(".")[0] == "torch"]:
+        monkeypatch.delitem(sys.modules, module)
+    for module in [m for m in sys.modules if "torch" in m and m.startswith("keras_simplicial")]:
+        monkeypatch.delitem(sys.modules, module)
+    argv = ["train", "--preset", "easy", "--api-stack", "new", "--out", str(tmp_path / "run")]
+    assert cli.main(argv) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "keras-simplicial train: error: this command needs the [torch] extra (no module named "
+        "'torch'): pip install 'keras-simplicial[torch]'"
+    )
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -42,6 +42,7 @@ def test_written_and_read_back(tmp_path):
     # The file format of earlier versions: every field, keys sorted, two-space indent.
     assert json.loads(text) == {
         "agent": "relational",
+        "api_stack": "old",
         "env": "BoxWorld-v0",
         "env_config": {"rows": 3},
         "model_overrides": {},

@@ -1,0 +1,113 @@
+"""IMPALA's PyTorch Learner (new API stack) trained the way the old stack trains the agents:
+Table 1's RMSProp and the V-trace losses summed over the batch.
+
+    config.training(learner_class=KerasAgentIMPALALearner)   # what `torch_impala_config` does
+
+Two differences between RLlib 2.60's stacks would otherwise change the recipe of every preset:
+
+- the optimizer: the new stack's Learner builds `torch.optim.Adam` whatever `opt_type` says.
+  `RMSPropRootEpsilon` is TensorFlow's RMSProp, which the old stack (tf2) used and the paper
+  analyses in Appendix D: $r \\leftarrow \\rho r + (1 - \\rho) g^2$,
+  $x \\leftarrow x - \\eta\\, g / \\sqrt{r + \\epsilon}$, the epsilon *inside* the root
+  (`torch.optim.RMSprop` adds it outside, $g / (\\sqrt{r} + \\epsilon)$: with the presets'
+  $\\epsilon = 0.1$ a very different step);
+- the loss: the new stack averages the policy, value and entropy terms over the batch's
+  timesteps, the old stack sums them. The presets' learning rates and the gradient clip of 40
+  were tuned on sums, so the mean loss is multiplied back by the number of timesteps counted
+  (the loss mask's sum), which gives the old stack's sum exactly.
+"""
+
+import os
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
+import tensorflow  # noqa: E402, F401  (before RLlib: see agents/__init__.py)
+import torch  # noqa: E402
+from ray.rllib.algorithms.impala.torch.impala_torch_learner import (  # noqa: E402
+    IMPALATorchLearner,
+)
+from ray.rllib.core.columns import Columns  # noqa: E402
+
+
+class RMSPropRootEpsilon(torch.optim.Optimizer):
+    """TensorFlow's RMSProp in PyTorch: epsilon inside the square root.
+
+    Per parameter $x$ with gradient $g$: $r \\leftarrow \\rho r + (1 - \\rho) g^2$ (from 0),
+    $m \\leftarrow \\mu m + \\eta\\, g / \\sqrt{r + \\epsilon}$, $x \\leftarrow x - m$
+    (without momentum, $\\mu = 0$: $x \\leftarrow x - \\eta\\, g / \\sqrt{r + \\epsilon}$).
+
+    Args:
+        params: the parameters (or parameter groups).
+        lr: $\\eta$ (RLlib's Learner sets it on every update from `lr`, a schedule or not).
+        decay: $\\rho$, in [0, 1).
+        epsilon: $\\epsilon$ > 0.
+        momentum: $\\mu$, in [0, 1).
+    """
+
+    def __init__(self, params, lr=1e-3, decay=0.99, epsilon=0.1, momentum=0.0):
+        if not 0.0 <= decay < 1.0:
+            raise ValueError(f"decay must be in [0, 1), got {decay!r}.")
+        if not epsilon > 0.0:
+            raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
+        if not 0.0 <= momentum < 1.0:
+            raise ValueError(f"momentum must be in [0, 1), got {momentum!r}.")
+        defaults = {"lr": lr, "decay": decay, "epsilon": epsilon, "momentum": momentum}
+        super().__init__(params, defaults)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            lr, decay = group["lr"], group["decay"]
+            epsilon, momentum = group["epsilon"], group["momentum"]
+            for parameter in group["params"]:
+                if parameter.grad is None:
+                    continue
+                gradient = parameter.grad
+                state = self.state[parameter]
+                if not state:
+                    state["square_average"] = torch.zeros_like(parameter)
+                    if momentum > 0:
+                        state["momentum"] = torch.zeros_like(parameter)
+                square_average = state["square_average"]
+                square_average.mul_(decay).addcmul_(gradient, gradient, value=1.0 - decay)
+                step = gradient / (square_average + epsilon).sqrt() * lr
+                if momentum > 0:
+                    step = state["momentum"].mul_(momentum).add_(step)
+                parameter.sub_(step)
+        return loss
+
+
+class KerasAgentIMPALALearner(IMPALATorchLearner):
+    """RLlib's IMPALA Learner (PyTorch) with `opt_type` honoured and the losses summed.
+
+    `opt_type` "rmsprop" (the presets', Table 1's) trains with `RMSPropRootEpsilon` of the
+    config's `decay`, `epsilon` and `momentum`; "adam" with `torch.optim.Adam`. The learning rate
+    is the config's `lr`, a number or a schedule over environment steps.
+    """
+
+    def configure_optimizers_for_module(self, module_id, config=None):
+        module = self._module[module_id]
+        params = self.get_parameters(module)
+        if config.opt_type == "rmsprop":
+            optimizer = RMSPropRootEpsilon(
+                params,
+                decay=float(config.decay),
+                epsilon=float(config.epsilon),
+                momentum=float(config.momentum),
+            )
+        else:
+            optimizer = torch.optim.Adam(params)
+        self.register_optimizer(
+            module_id=module_id, optimizer=optimizer, params=params, lr_or_lr_schedule=config.lr
+        )
+
+    def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
+        """IMPALA's loss summed over the batch's counted timesteps, as on the old stack."""
+        mean_loss = super().compute_loss_for_module(
+            module_id=module_id, config=config, batch=batch, fwd_out=fwd_out
+        )
+        return mean_loss * torch.sum(batch[Columns.LOSS_MASK].float())

@@ -1,0 +1,149 @@
+"""Learning and throughput on RLlib's two API stacks, same agents, preset and seeds.
+
+    .venv/bin/python benchmarks/stack_parity.py [--seeds 1 2 3 4 5] [--stop-timesteps 600000]
+        [--budget 100000 200000 300000 400000 500000] [--out benchmarks/runs/stack-parity]
+
+Runs `keras-simplicial sweep` on the `easy` preset once per stack (`--api-stack old`, then
+`--api-stack new`), both agents x `--seeds`, into `<out>/old` and `<out>/new`: each in its own
+process, since Keras chooses its backend (TensorFlow for the old stack, PyTorch for the new) once
+per process. The sweeps are resumable and cache their evaluations, so running the same command
+again continues where it stopped. Then prints, per stack and agent, side by side: the steps at
+which the training win rate first reached 0.99 (mean over the seeds that got there, and how
+many), the first budget at which the best checkpoint so far won 0.99 of its greedy episodes (every
+seed; "-" where one never did), the greedy win rates of the best and the final checkpoints (mean
+and minimum over seeds), and the median frames/s (same machine, same invocation); and writes the
+table to `<out>/stack_parity.md` and both stacks' curves on one axis to
+`<out>/stack_parity.png`.
+
+Hours on 2 cores at the defaults (2 stacks x 2 agents x 5 seeds x 600,000 steps);
+`--seeds 1 --stop-timesteps 4000 --budget 2000 --eval-episodes 8` is a smoke run.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+STACKS = ("old", "new")
+AGENTS = ("relational", "simplicial")
+LEVEL = "0.99"
+
+
+def sweep_command(stack, args):
+    """The `keras-simplicial sweep` of one stack (the command line sets its Keras backend)."""
+    return [
+        sys.executable,
+        "-m",
+        "keras_simplicial_cli",
+        "sweep",
+        "--preset",
+        "easy",
+        "--api-stack",
+        stack,
+        "--agents",
+        *args.agents,
+        "--seeds",
+        *(str(seed) for seed in args.seeds),
+        "--stop-timesteps",
+        str(args.stop_timesteps),
+        "--eval-episodes",
+        str(args.eval_episodes),
+        "--out",
+        str(Path(args.out) / stack),
+        *(["--budget", *(str(b) for b in args.budget)] if args.budget else []),
+    ]
+
+
+def mean_and_min(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    return f"{statistics.mean(values):.3f} (min {min(values):.3f})"
+
+
+def first_greedy_budget(run, level=float(LEVEL)):
+    """The first budget whose best checkpoint won `level` of its greedy episodes, or None."""
+    for budget, evaluation in sorted(
+        run.get("budget_evaluations", {}).items(), key=lambda item: int(item[0])
+    ):
+        if evaluation and evaluation["greedy"]["win_rate"] >= level:
+            return int(budget)
+    return None
+
+
+def stack_rows(report, stack):
+    """One table row per agent of a sweep's `learning_curve.json`."""
+    rows = []
+    for agent in report["agents"]:
+        runs = [run for run in report["runs"].values() if run["agent"] == agent]
+        reached = [run["steps_to"][LEVEL] for run in runs if run["steps_to"][LEVEL] is not None]
+        greedy = [first_greedy_budget(run) for run in runs]
+        rates = [run["median_frames_per_s"] for run in runs if run["median_frames_per_s"]]
+        rows.append(
+            [
+                stack,
+                agent,
+                f"{statistics.mean(reached):,.0f} ({len(reached)}/{len(runs)})" if reached else "-",
+                f"{max(greedy):,}" if greedy and None not in greedy else "-",
+                mean_and_min([run["evaluations"]["best"]["greedy"]["win_rate"] for run in runs]),
+                mean_and_min([run["evaluations"]["final"]["greedy"]["win_rate"] for run in runs]),
+                f"{statistics.median(rates):,.0f}" if rates else "-",
+            ]
+        )
+    return rows
+
+
+def table(rows):
+    header = [
+        "stack",
+        "agent",
+        f"steps to training win rate {LEVEL} (seeds)",
+        f"budget by which every seed's best greedy >= {LEVEL}",
+        "best checkpoint, greedy",
+        "final checkpoint, greedy",
+        "frames/s (median)",
+    ]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", nargs="+", default=list(AGENTS), choices=AGENTS)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+    parser.add_argument("--stop-timesteps", type=int, default=600_000)
+    parser.add_argument(
+        "--budget", type=int, nargs="*", default=[100_000, 200_000, 300_000, 400_000, 500_000]
+    )
+    parser.add_argument("--eval-episodes", type=int, default=1000)
+    parser.add_argument("--stacks", nargs="+", default=list(STACKS), choices=STACKS)
+    parser.add_argument("--out", default="benchmarks/runs/stack-parity")
+    args = parser.parse_args(argv)
+
+    for stack in args.stacks:
+        print(f"== sweep on the {stack} API stack ==", flush=True)
+        subprocess.run(sweep_command(stack, args), check=True)
+
+    from keras_simplicial.agents.analysis.training_curves import plot_training_curves
+
+    rows, run_dirs, groups = [], [], []
+    for stack in args.stacks:
+        report = json.loads((Path(args.out) / stack / "learning_curve.json").read_text())
+        rows += stack_rows(report, stack)
+        for run in report["runs"].values():
+            run_dirs.append(run["run_dir"])
+            groups.append(f"{run['agent']}, {stack} stack")
+    markdown = table(rows)
+    print("\n" + markdown)
+    (Path(args.out) / "stack_parity.md").write_text(markdown, encoding="utf-8")
+    figure = Path(args.out) / "stack_parity.png"
+    plot_training_curves(run_dirs, figure, seed_lines=True, groups=groups)
+    print(f"Wrote {Path(args.out) / 'stack_parity.md'} and {figure}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""The agents on RLlib's new API stack (`--api-stack new`: a TorchRLModule around the same Keras
+model, IMPALA's PyTorch Learner): the run's arguments, the recipe carried over, a run trained,
+resumed and evaluated from the command line, and RLlib restarting a killed env runner.
+
+Keras chooses its backend once per process: what runs Keras on PyTorch runs in a subprocess."""
+
+import json
+import os
+import subprocess
+import sys
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from keras_simplicial.agents.training.presets import CLIP_EACH_VARIABLE  # noqa: E402
+from keras_simplicial.agents.training.run_arguments import RunArguments  # noqa: E402
+from keras_simplicial.agents.training.run_directory import RunDirectory  # noqa: E402
+
+TORCH_ENV = {**os.environ, "KERAS_BACKEND": "torch", "TF_CPP_MIN_LOG_LEVEL": "3"}
+
+
+def cli(*args, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "keras_simplicial_cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+
+
+def test_the_stack_is_a_run_argument_and_the_old_one_stays_the_default(tmp_path):
+    assert RunArguments().api_stack == "old"
+    assert RunArguments.from_preset("easy", api_stack="new").api_stack == "new"
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"env": "BoxWorld-v0", "agent": "relational"}))
+    assert RunArguments.read(path).api_stack == "old"  # runs from before the new stack
+    with pytest.raises(ValueError, match=r"api_stack \(--api-stack\) must be one of"):
+        RunArguments(api_stack="newest")
+
+
+def test_the_recipe_carries_over_in_the_new_stacks_names():
+    from keras_simplicial.agents.training.impala_torch import new_stack_settings
+
+    settings = new_stack_settings(
+        {
+            "lr": 5e-4,
+            "lr_schedule": [[0, 5e-4], [600_000, 5e-5]],
+            "entropy_coeff": 0.01,
+            CLIP_EACH_VARIABLE: False,
+        }
+    )
+    assert settings["lr"] == [[0, 5e-4], [600_000, 5e-5]]  # environment steps on both stacks
+    assert settings["entropy_coeff"] == 0.01 and settings["grad_clip_by"] == "global_norm"
+    assert CLIP_EACH_VARIABLE not in settings and "lr_schedule" not in settings
+    assert new_stack_settings({CLIP_EACH_VARIABLE: True})["grad_clip_by"] == "norm"
+
+
+def test_each_builder_refuses_the_other_stack_by_name():
+    from keras_simplicial.agents.training.impala import impala_config
+    from keras_simplicial.agents.training.impala_torch import torch_impala_config
+
+    with pytest.raises(ValueError, match=r"api_stack \(--api-stack\) is 'new'"):
+        impala_config(api_stack="new")
+    # This process runs Keras on TensorFlow: the new stack names the backend it needs.
+    with pytest.raises(ValueError, match="KERAS_BACKEND=torch"):
+        torch_impala_config(env="BoxWorld-v0", agent="relational")
+    with pytest.raises(ValueError, match=r"no_such_key"):
+        torch_impala_config(overrides={"no_such_key": 1})
+
+
+def test_the_command_line_chooses_the_backend_before_keras(tmp_path):
+    import argparse
+
+    from keras_simplicial.agents.commands.training import NEW_STACK_ENVIRONMENT, keras_environment
+    from keras_simplicial.agents.training.train import KERAS_BACKENDS
+
+    assert NEW_STACK_ENVIRONMENT == {"KERAS_BACKEND": KERAS_BACKENDS["new"]}
+    new = argparse.Namespace(api_stack="new", resume=False, out=None)
+    old = argparse.Namespace(api_stack=None, resume=False, out=None)
+    assert keras_environment(new) == NEW_STACK_ENVIRONMENT and keras_environment(old) == {}
+    run = RunDirectory(tmp_path / "run").create()
+    RunArguments(api_stack="new").write(run.run_file)
+    resume = argparse.Namespace(api_stack=None, resume=True, out=str(run.root))
+    assert keras_environment(resume) == NEW_STACK_ENVIRONMENT  # from the run's run.json
+
+
+def test_rmsprop_is_tensorflows_with_epsilon_inside_the_root():
+    import tensorflow as tf
+    import torch
+
+    from keras_simplicial.agents.training.torch_learner import RMSPropRootEpsilon
+
+    rng = np.random.default_rng(0)
+    start = rng.normal(size=(3, 4)).astype(np.float32)
+    gradients = [rng.normal(size=(3, 4)).astype(np.float32) * 0.1 for _ in range(4)]
+    for momentum in (0.0, 0.5):
+        parameter = torch.nn.Parameter(torch.tensor(start))
+        ours = RMSPropRootEpsilon([parameter], lr=0.01, decay=0.9, epsilon=0.1, momentum=momentum)
+        variable = tf.Variable(start)
+        theirs = tf.keras.optimizers.RMSprop(0.01, rho=0.9, momentum=momentum, epsilon=0.1)
+        for gradient in gradients:
+            parameter.grad = torch.tensor(gradient)
+            ours.step()
+            theirs.apply_gradients([(tf.constant(gradient), variable)])
+        np.testing.assert_allclose(parameter.detach().numpy(), variable.numpy(), rtol=1e-5)
+
+
+def test_a_new_stack_run_trains_resumes_and_evaluates_from_the_command_line(tmp_path):
+    out = tmp_path / "run"
+    train = [
+        "train",
+        "--preset",
+        "easy",
+        "--agent",
+        "relational",
+        "--api-stack",
+        "new",
+        "--num-envs",
+        "8",
+        "--config",
+        json.dumps({"train_batch_size": 80, "min_time_s_per_iteration": 0}),
+        "--checkpoint-every",
+        "2",
+        "--check-episodes",
+        "4",
+        "--progress",
+        "plain",
+        "--seed",
+        "1",
+        "--out",
+        str(out),
+    ]
+    # The command line sets KERAS_BACKEND itself (os.environ's, without it, is passed on).
+    first = cli(*train, "--stop-timesteps", "300")
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-3000:]
+    assert "steps/s (sampling" in first.stdout  # the progress line of the old stack
+    run = RunDirectory(out)
+    assert RunArguments.read(run.run_file).api_stack == "new"
+    rows = run.read_metrics()
+    for column in ("timesteps", "frames_per_s", "win_rate", "policy_loss", "vf_loss", "lr"):
+        assert column in rows[0], column
+    assert any(row["policy_loss"] for row in rows) and rows[-1]["lr"]
+    best, record = run.best_checkpoint()
+    assert "greedy_win_rate" in record and (best / "manifest.json").is_file()
+    steps = int(rows[-1]["timesteps"])
+
+    second = cli(*train[:-2], "--resume", "--out", str(out), "--stop-timesteps", str(steps + 1))
+    assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-3000:]
+    assert "Resumed from" in second.stdout
+    iterations = [int(row["training_iteration"]) for row in run.read_metrics()]
+    assert iterations == list(range(1, len(iterations) + 1)) and len(iterations) > len(rows)
+    assert int(run.read_metrics()[-1]["timesteps"]) > steps
+
+    # `evaluate` runs Keras on TensorFlow and loads the module's Keras weights.
+    evaluated = cli("evaluate", str(out), "--episodes", "4")
+    assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+    assert json.loads(run.evaluation_file.read_text())["overall"]["episodes"] == 4
+
+
+KILL_AN_ENV_RUNNER = r"""
+import os, signal, time
+from keras_simplicial.agents.training.run_arguments import RunArguments
+from keras_simplicial.agents.training.train import build_algorithm, environment_steps, start_ray
+import ray
+
+arguments = RunArguments.from_preset(
+    "easy", "relational", api_stack="new", num_env_runners=1, num_envs_per_env_runner=4, seed=0,
+    overrides={"train_batch_size": 80, "min_time_s_per_iteration": 0},
+)
+start_ray(num_env_runners=1, api_stack="new")
+algorithm = build_algorithm(arguments)
+algorithm.train()
+group = algorithm.env_runner_group
+(pid,) = group.foreach_env_runner(lambda runner: os.getpid(), local_env_runner=False)
+os.kill(pid, signal.SIGKILL)
+steps_after_kill = environment_steps(algorithm)
+restarts, deadline = 0, time.time() + 300  # a new env runner loads TensorFlow and PyTorch
+while time.time() < deadline:
+    result = algorithm.train()
+    restarts += result.get("fault_tolerance", {}).get("num_remote_worker_restarts", 0)
+    healthy = group.num_healthy_remote_workers() == 1
+    if restarts and healthy and environment_steps(algorithm) > steps_after_kill + 400:
+        break
+(new_pid,) = group.foreach_env_runner(lambda runner: os.getpid(), local_env_runner=False)
+print("restarts", restarts, "healthy", group.num_healthy_remote_workers(), "new pid",
+      new_pid != pid, "steps", environment_steps(algorithm) - steps_after_kill)
+assert restarts > 0 and group.num_healthy_remote_workers() == 1 and new_pid != pid
+assert environment_steps(algorithm) > steps_after_kill + 400
+algorithm.stop()
+ray.shutdown()
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_rllib_restarts_a_killed_env_runner_and_training_goes_on():
+    done = subprocess.run(
+        [sys.executable, "-c", KILL_AN_ENV_RUNNER],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=TORCH_ENV,
+    )
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), (
+        done.stdout[-2000:] + done.stderr[-3000:]
+    )
