@@ -411,6 +411,8 @@ def _supervised_check(check, args, **options):
 
 
 def held_keys_arguments(parser):
+    from keras_simplicial.agents.imitation.plateau import PlateauSchedule
+
     add_agent_argument(parser)
     add_preset_argument(parser, default="bridge-medium")
     parser.add_argument(
@@ -421,7 +423,11 @@ def held_keys_arguments(parser):
         help="training-set sizes, a fresh model each (250 1000 4000 16000)",
     )
     parser.add_argument(
-        "--updates", type=positive_int, default=3000, help="Adam updates per model (3000)"
+        "--max-updates",
+        type=positive_int,
+        default=PlateauSchedule.max_updates,
+        help="cap on Adam updates per model; each trains to a plateau before it "
+        f"({PlateauSchedule.max_updates})",
     )
     add_model_config_argument(parser, default={})
     parser.add_argument("--seed", type=int, default=0, help="pairs held out, states, models")
@@ -429,9 +435,11 @@ def held_keys_arguments(parser):
 
 
 def held_keys(args):
-    from keras_simplicial.agents.imitation.held_keys import held_keys_curve
+    from keras_simplicial.agents.imitation.held_keys import FLAT_LOSS, held_keys_curve
+    from keras_simplicial.agents.imitation.plateau import PlateauSchedule
 
-    return _supervised_check(held_keys_curve, args, sizes=tuple(args.sizes), updates=args.updates)
+    schedule = PlateauSchedule(max_updates=args.max_updates, flat_loss=FLAT_LOSS)
+    return _supervised_check(held_keys_curve, args, sizes=tuple(args.sizes), schedule=schedule)
 
 
 COMMANDS = (

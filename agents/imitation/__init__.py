@@ -4,6 +4,9 @@
     dagger_config.py     DaggerConfig: the settings of a run (dagger.json)
     dagger.py            tie-aware DAgger: the learner trained on the states it reaches itself
     dagger_directory.py  a DAgger run's files, resumable after a crash at any moment
+    rounds_table.py      the rounds of a DAgger run as a table (`keras-simplicial summary`)
+    plateau.py           PlateauSchedule: how a probe trains to a plateau
+    held_keys.py         the held-keys probe: can a fresh model tell which two keys it holds?
 
 It imports the model, the rollout, training (run files, checkpoints) and analysis (summaries of
 greedy games); nothing below it imports it.

@@ -16,8 +16,17 @@ conjunction, and from how many examples:
 - colour pairs are held out: a share of the unordered pairs {c1, c2} never is a Gem box's locks
   in training, only in the held-out test, so a model that memorised pairs fails there;
 - the agent model (`build_agent_model`, untrained) reads the state, its value output is the
-  logit of y, trained by cross-entropy with Adam for a fixed number of updates on training sets
-  of each size; the curve is the held-out accuracy against the size.
+  logit of y, trained by cross-entropy with Adam *to a plateau* on training sets of each size
+  (`PlateauSchedule`: the learning rate halves when the training loss stops falling, training
+  stops after a few halvings or at a cap of updates). A fresh model starts flat (the loss at
+  log 2, the constant prediction) and leaves it after a few hundred updates, or, by chance,
+  never: its output collapses to a constant. So a model still flat after `flat_updates` is
+  replaced by a fresh one, and the table says how many starts each size took. The first version
+  of this probe had neither rule and reported constant predictors at every size;
+- each size's point gives the training accuracy first (a size whose training set was not fitted
+  says nothing about the architecture), then the accuracy on fresh boards whose Gem locks are a
+  training pair (the conjunction on new boards) and on boards whose Gem locks are a held-out pair
+  (the conjunction for colours never seen together).
 """
 
 import dataclasses
@@ -27,11 +36,16 @@ import numpy as np
 
 from keras_simplicial.agents.analysis.results import Result, cell, markdown_table
 from keras_simplicial.agents.imitation.labelled_play import oracle_moves, play_labelled
+from keras_simplicial.agents.imitation.plateau import PlateauSchedule
 from keras_simplicial.envs import make_vector_env
 from keras_simplicial.envs.palette import EMPTY_SLOT_RGB
 
-# Board seeds: training boards from 0 on, test boards far from them.
-TEST_SEED = 5_000_000
+# Board seeds of the three splits: training boards from 0 on, the two test sets far from them
+# and from each other.
+SPLITS = {"train": 0, "seen-pairs": 2_500_000, "held-out-pairs": 5_000_000}
+TEST_SEED = SPLITS["held-out-pairs"]
+FITTED = 0.95  # the training accuracy from which a point counts as fitted
+FLAT_LOSS = float(np.log(2))  # the cross-entropy of the best constant: the labels are balanced
 
 
 def held_out_pairs(num_colours, share, seed):
@@ -43,20 +57,24 @@ def held_out_pairs(num_colours, share, seed):
     return frozenset(pairs[i] for i in chosen)
 
 
-def held_keys_states(env_id, env_config, count, *, held_out, test, seed):
-    """`count` states and labels (observations [n, R, C+1, 3] uint8, y [n] float32): boards whose
-    Gem locks are a held-out pair when `test`, another pair otherwise."""
+def held_keys_states(env_id, env_config, count, *, held_out, split, seed):
+    """`count` states and labels (observations [n, R, C+1, 3] uint8, y [n] float32) of `split`:
+    "train" and "seen-pairs" (fresh boards) have Gem locks outside `held_out`, "held-out-pairs"
+    inside it."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}.")
     core = make_vector_env(env_id, 256, env_config).core
     if core.config.mode != "bridge":
         raise ValueError(f"the held-keys probe needs bridge BoxWorld, got {env_id!r}.")
-    rng = np.random.default_rng([int(seed), int(test)])
-    next_seed = (TEST_SEED if test else 0) + 100_000 * int(seed)
+    inside = split == "held-out-pairs"
+    rng = np.random.default_rng([int(seed), list(SPLITS).index(split)])
+    next_seed = SPLITS[split] + 100_000 * int(seed)
     observations, labels = [], []
     while len(observations) < count:
         seeds = next_seed + np.arange(core.num_boards)
         next_seed += core.num_boards
         gems = _gem_locks(core, seeds)
-        chosen = [k for k, gem in enumerate(gems) if (tuple(sorted(gem)) in held_out) == test]
+        chosen = [k for k, gem in enumerate(gems) if (tuple(sorted(gem)) in held_out) == inside]
         played = play_labelled(oracle_moves(rng), env_id, env_config, seeds[chosen], horizon=200)
         starts = np.concatenate([[0], np.cumsum(played.lengths)[:-1]])
         for episode, k in enumerate(chosen[: count - len(observations)]):
@@ -93,18 +111,23 @@ def _gem_locks(core, seeds):
 
 @dataclasses.dataclass
 class HeldKeysCurve(Result):
-    """Held-out accuracy of an architecture against the number of training examples."""
+    """Accuracies of an architecture against the number of training examples."""
 
     agent: str
     held_out_pairs: int
-    updates: int
-    points: list  # per size: size, train_accuracy, test_accuracy (held-out pairs), seconds
+    schedule: dict
+    points: list  # per size: size, updates, train_loss, the three accuracies, seconds
 
     def to_markdown(self):
         rows = [
             [
                 f"{point['size']:,}",
-                cell(point["train_accuracy"]),
+                str(point["starts"]),
+                f"{point['updates']:,}",
+                "never" if point["left_flat_start"] is None else f"{point['left_flat_start']:,}",
+                f"{point['train_loss']:.3f}",
+                cell(point["train_accuracy"]) + ("" if point["fitted"] else " (not fitted)"),
+                cell(point["seen_pairs_accuracy"]),
                 cell(point["test_accuracy"]),
                 f"{point['seconds']:.0f}",
             ]
@@ -112,8 +135,26 @@ class HeldKeysCurve(Result):
         ]
         return (
             f"{self.agent} agent, held-keys probe: both Gem lock colours held, or one of them and "
-            f"another ({self.held_out_pairs} colour pairs held out; {self.updates} updates):\n\n"
-            + markdown_table(["examples", "train", "held-out", "seconds"], rows)
+            f"another ({self.held_out_pairs} colour pairs held out; Adam to a plateau, at most "
+            f"{self.schedule['max_updates']:,} updates; the plateau rule starts once the training "
+            "loss has left log 2, the constant prediction, and a model still at log 2 after "
+            f"{self.schedule['flat_updates']:,} updates is replaced by a fresh one, at most "
+            f"{self.schedule['starts']} starts). A size not fitted (training accuracy "
+            f"below {FITTED}) says nothing about the architecture:\n\n"
+            + markdown_table(
+                [
+                    "examples",
+                    "starts",
+                    "updates",
+                    "left log 2 at",
+                    "train loss",
+                    "train",
+                    "fresh boards, seen pairs",
+                    "held-out pairs",
+                    "seconds",
+                ],
+                rows,
+            )
         )
 
 
@@ -124,21 +165,19 @@ def held_keys_curve(
     *,
     sizes=(250, 1000, 4000, 16000),
     test_size=2000,
-    updates=3000,
-    batch_size=64,
-    learning_rate=1e-3,
+    schedule=None,
     held_out_share=0.2,
     model_overrides=None,
     seed=0,
 ):
-    """Trains a fresh `agent` model on each training-set size and tests it on held-out pairs.
+    """Trains a fresh `agent` model to a plateau on each training-set size and tests it.
 
     Args:
         agent: "relational" or "simplicial".
         env_id, env_config: a bridge BoxWorld (e.g. the bridge-medium preset's).
         sizes: training-set sizes, each a fresh model.
-        test_size: held-out states (their Gem locks a held-out pair).
-        updates, batch_size, learning_rate: Adam on each training set.
+        test_size: states in each test set (fresh boards with seen pairs; held-out pairs).
+        schedule: a `PlateauSchedule` (its defaults when None).
         held_out_share: the share of colour pairs held out.
         model_overrides: architecture overrides (as `--model-config`).
         seed: the pairs held out, the states and the initialisations.
@@ -147,82 +186,131 @@ def held_keys_curve(
 
     from keras_simplicial.agents.training.run_arguments import RunArguments
 
-    for name, value in (("test_size", test_size), ("updates", updates)):
-        if int(value) < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    schedule = schedule or PlateauSchedule(flat_loss=FLAT_LOSS)
+    if int(test_size) < 1:
+        raise ValueError(f"test_size must be a positive integer, got {test_size!r}.")
     if not sizes or min(sizes) < 2:
         raise ValueError(f"sizes must be integers >= 2, got {sizes!r}.")
     num_colours = make_vector_env(env_id, 1, env_config).core.config.num_colours
     pairs = held_out_pairs(num_colours, held_out_share, seed)
-    largest = max(sizes)
-    train_x, train_y = held_keys_states(
-        env_id, env_config, largest, held_out=pairs, test=False, seed=seed
-    )
-    test_x, test_y = held_keys_states(
-        env_id, env_config, test_size, held_out=pairs, test=True, seed=seed
-    )
+
+    def states(split, count):
+        return held_keys_states(env_id, env_config, count, held_out=pairs, split=split, seed=seed)
+
+    train_x, train_y = states("train", max(sizes))
+    seen = states("seen-pairs", test_size)
+    held_out = states("held-out-pairs", test_size)
     arguments = RunArguments(env=env_id, agent=agent, model_overrides=dict(model_overrides or {}))
     points = []
     for size in sizes:
         started = time.perf_counter()
-        train_accuracy, test_accuracy = _fit_and_score(
-            arguments,
-            (train_x[:size], train_y[:size]),
-            (test_x, test_y),
-            updates=int(updates),
-            batch_size=int(batch_size),
-            learning_rate=learning_rate,
-            seed=[int(seed), int(size)],
-        )
+        for start in range(schedule.starts):
+            probe = _Probe(arguments, train_x.shape[1:], schedule, [int(seed), int(size), start])
+            fit = probe.fit_to_plateau(train_x[:size], train_y[:size])
+            if fit["left_flat_start"] is not None:
+                break
+        train_accuracy = probe.accuracy(train_x[:size], train_y[:size])
         points.append(
             {
                 "size": int(size),
+                "starts": start + 1,
+                **fit,
                 "train_accuracy": round(train_accuracy, 4),
-                "test_accuracy": round(test_accuracy, 4),
+                "fitted": train_accuracy >= FITTED,
+                "seen_pairs_accuracy": round(probe.accuracy(*seen), 4),
+                "test_accuracy": round(probe.accuracy(*held_out), 4),
                 "seconds": round(time.perf_counter() - started, 1),
             }
         )
-    return HeldKeysCurve(agent, len(pairs), int(updates), points)
+    return HeldKeysCurve(agent, len(pairs), dataclasses.asdict(schedule), points)
 
 
-def _fit_and_score(arguments, train, test, *, updates, batch_size, learning_rate, seed):
-    """A fresh model of `arguments.agent` whose value output is the logit of y, trained by
-    cross-entropy on `train` (x, y); its accuracy on `train` and on `test`."""
-    import keras
-    import tensorflow as tf
+class _Probe:
+    """A fresh model of `arguments.agent` whose value output is the logit of y."""
 
-    from keras_simplicial.agents.model.architecture import build_agent_model
+    def __init__(self, arguments, observation_shape, schedule, seed):
+        import keras
+        import tensorflow as tf
 
-    keras.utils.set_random_seed(seed[0])
-    x, y = train
-    model = build_agent_model(arguments.agent, x.shape[1:], 4, **arguments.architecture)
-    variables = model.trainable_variables
-    optimizer = keras.optimizers.Adam(learning_rate)
-    optimizer.build(variables)
+        from keras_simplicial.agents.model.architecture import build_agent_model
 
-    @tf.function(jit_compile=arguments.jit_compile)
-    def train_step(batch, labels):
-        with tf.GradientTape() as tape:
-            logit = model(tf.cast(batch, tf.float32))[1][:, 0]
-            loss = tf.reduce_mean(
-                tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logit)
-            )
-        gradients = tape.gradient(loss, variables)
-        optimizer.apply_gradients([(g, v) for g, v in zip(gradients, variables) if g is not None])
+        keras.utils.set_random_seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))
+        self.schedule = schedule
+        self.rng = np.random.default_rng(seed)
+        self.model = build_agent_model(
+            arguments.agent, observation_shape, 4, **arguments.architecture
+        )
+        variables = [v for v in self.model.trainable_variables if not v.path.startswith("logits/")]
+        self.optimizer = keras.optimizers.Adam(schedule.learning_rate)
+        self.optimizer.build(variables)
 
-    @tf.function(jit_compile=arguments.jit_compile)
-    def predict(batch):
-        return model(tf.cast(batch, tf.float32))[1][:, 0] > 0
+        @tf.function(jit_compile=arguments.jit_compile)
+        def train_step(batch, labels):
+            with tf.GradientTape() as tape:
+                logit = self.model(tf.cast(batch, tf.float32))[1][:, 0]
+                loss = tf.reduce_mean(
+                    tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logit)
+                )
+            self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
 
-    def accuracy(states, labels):
-        hits = [
-            np.asarray(predict(states[i : i + 512])) == (labels[i : i + 512] > 0.5)
-            for i in range(0, len(labels), 512)
-        ]
-        return float(np.concatenate(hits).mean())
+        @tf.function(jit_compile=arguments.jit_compile)
+        def logit_of(batch):
+            return self.model(tf.cast(batch, tf.float32))[1][:, 0]
 
-    rng = np.random.default_rng(seed)
-    for _ in range(updates):
-        chosen = rng.integers(len(y), size=batch_size)
-        train_step(x[chosen], y[chosen])
-    return accuracy(x, y), accuracy(*test)
+        self._train_step, self._logit_of = train_step, logit_of
+
+    def logits(self, states):
+        return np.concatenate(
+            [np.asarray(self._logit_of(states[i : i + 512])) for i in range(0, len(states), 512)]
+        )
+
+    def accuracy(self, states, labels):
+        return float(((self.logits(states) > 0) == (labels > 0.5)).mean())
+
+    def loss(self, states, labels):
+        logit = self.logits(states).astype(np.float64)
+        # Cross-entropy of sigmoid(logit) against y, in a form that does not overflow.
+        return float(
+            np.mean(np.maximum(logit, 0) - logit * labels + np.log1p(np.exp(-np.abs(logit))))
+        )
+
+    def fit_to_plateau(self, x, y):
+        """Trains by `self.schedule`; returns the updates made, the update at which the loss left
+        the flat start (None if it never did) and the last training loss."""
+        schedule = self.schedule
+        check = slice(0, min(len(y), schedule.check_size))
+        learning_rate, best, stale, halvings, updates = schedule.learning_rate, None, 0, 0, 0
+        left_flat_start = None if schedule.flat_loss is not None else 0
+        loss = self.loss(x[check], y[check])
+        while (
+            updates < schedule.max_updates
+            and halvings < schedule.halvings
+            and loss > schedule.target_loss
+        ):
+            for _ in range(min(schedule.check_every, schedule.max_updates - updates)):
+                chosen = self.rng.integers(len(y), size=schedule.batch_size)
+                self._train_step(x[chosen], y[chosen])
+                updates += 1
+            loss = self.loss(x[check], y[check])
+            if left_flat_start is None:
+                if loss < schedule.flat_loss * (1 - schedule.min_improvement):
+                    left_flat_start = updates
+                elif updates >= schedule.flat_updates:
+                    break  # given up: the caller starts a fresh model
+                else:
+                    continue
+            if best is not None and loss > best * (1 - schedule.min_improvement):
+                stale += 1
+                if stale >= schedule.patience:
+                    learning_rate /= 2
+                    self.optimizer.learning_rate.assign(learning_rate)
+                    halvings, stale = halvings + 1, 0
+            else:
+                stale = 0
+            best = loss if best is None else min(best, loss)
+        return {
+            "updates": updates,
+            "left_flat_start": left_flat_start,
+            "train_loss": round(loss, 4),
+            "halvings": halvings,
+        }

@@ -20,7 +20,8 @@ from ray.rllib.algorithms.impala.impala_tf_policy import ImpalaTF2Policy
 # Variable-name patterns of each part of the agent models (`models.py`), first match wins.
 MODEL_PARTS = (
     ("simplicial_query_key", r"simplicial_attention/(query|key\d+)_kernel"),
-    ("simplicial_value_B", r"simplicial_attention/(value_kernel|B)\b"),
+    # u and B; the trilinear form (SimplicialAttention(form="trilinear")) has u^1..u^k, no B.
+    ("simplicial_value_B", r"simplicial_attention/(value\d*_kernel|B)\b"),
     ("one_simplicial", r"_block/attention/"),
     ("block_feedforward_norms", r"_block/"),
     ("mlp_heads", r"(^|/)(mlp_\d+|logits|value)/"),

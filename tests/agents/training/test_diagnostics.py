@@ -35,6 +35,7 @@ def test_score_statistics_of_uniform_and_one_hot_distributions():
         ("simplicial_block/simplicial_attention/key2_kernel:0", "simplicial_query_key"),
         ("simplicial_block/simplicial_attention/B:0", "simplicial_value_B"),
         ("simplicial_block/simplicial_attention/value_kernel:0", "simplicial_value_B"),
+        ("simplicial_block/simplicial_attention/value2_kernel:0", "simplicial_value_B"),
         ("transformer_block/attention/key_kernel:0", "one_simplicial"),
         ("simplicial_block/feedforward_hidden/kernel:0", "block_feedforward_norms"),
         ("simplicial_block/simplicial_norm/gamma:0", "block_feedforward_norms"),
