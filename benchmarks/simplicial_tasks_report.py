@@ -437,8 +437,15 @@ def cost_section(groups):
                 continue
             seconds = median([run["seconds_per_epoch"] for run in runs])
             ratio = ""
-            if reference:
-                ratio = f"{seconds / median([r['seconds_per_epoch'] for r in reference]):.2f}"
+            # Each run against the dot-product run of its seed: the runs of one seed follow each
+            # other within minutes, so the machine's load changes less between them than across
+            # the campaign.
+            by_seed = {r["seed"]: r["seconds_per_epoch"] for r in reference or []}
+            paired = [
+                r["seconds_per_epoch"] / by_seed[r["seed"]] for r in runs if r["seed"] in by_seed
+            ]
+            if paired:
+                ratio = f"{median(paired):.2f}"
             finals = mean([final_accuracy(run) for run in runs])
             rows.append(f"| {task} | {model} | {seconds:.2f} | {ratio} | {finals:.3f} |")
     if not rows:
@@ -450,7 +457,9 @@ def cost_section(groups):
         "Median over a model's runs of its median epoch (which leaves out the first epoch's "
         f"compilation); {environment.get('backend', '?')} backend, Keras "
         f"{environment.get('keras', '?')}, {environment.get('machine', '?')}, one run at a time "
-        "on a machine that may have been running other jobs: compare within a task.",
+        "on a machine that may have been running other jobs: compare within a task. The ratio "
+        "to dot-product is the median over seeds of each run's seconds per epoch over those of "
+        "the dot-product run of the same seed (run minutes apart).",
         "",
         "| task | model | s / epoch | x dot-product | held-out accuracy (mean) |",
         "|---|---|---|---|---|",

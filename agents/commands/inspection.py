@@ -429,6 +429,19 @@ def held_keys_arguments(parser):
         help="cap on Adam updates per model; each trains to a plateau before it "
         f"({PlateauSchedule.max_updates})",
     )
+    parser.add_argument(
+        "--flat-updates",
+        type=positive_int,
+        default=PlateauSchedule.flat_updates,
+        help="updates a model may stay at the constant prediction (loss log 2) before a fresh "
+        f"one replaces it ({PlateauSchedule.flat_updates})",
+    )
+    parser.add_argument(
+        "--starts",
+        type=positive_int,
+        default=PlateauSchedule.starts,
+        help=f"fresh models per size at most ({PlateauSchedule.starts})",
+    )
     add_model_config_argument(parser, default={})
     parser.add_argument("--seed", type=int, default=0, help="pairs held out, states, models")
     add_output_argument(parser)
@@ -438,7 +451,12 @@ def held_keys(args):
     from keras_simplicial.agents.imitation.held_keys import FLAT_LOSS, held_keys_curve
     from keras_simplicial.agents.imitation.plateau import PlateauSchedule
 
-    schedule = PlateauSchedule(max_updates=args.max_updates, flat_loss=FLAT_LOSS)
+    schedule = PlateauSchedule(
+        max_updates=args.max_updates,
+        flat_loss=FLAT_LOSS,
+        flat_updates=args.flat_updates,
+        starts=args.starts,
+    )
     return _supervised_check(held_keys_curve, args, sizes=tuple(args.sizes), schedule=schedule)
 
 

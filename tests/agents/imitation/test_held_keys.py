@@ -112,7 +112,10 @@ def test_a_curve_trains_a_model_per_size():
         assert point["fitted"] == (point["train_accuracy"] >= 0.95)
     assert "held-keys probe" in curve.to_markdown()
     assert curve.to_dict()["schedule"]["max_updates"] == 3
-    assert "| examples | starts | updates | left log 2 at | train loss | train |" in curve.to_markdown()
+    assert (
+        "| examples | starts | updates | left log 2 at | train loss | train |"
+        in curve.to_markdown()
+    )
     with pytest.raises(ValueError, match="needs bridge BoxWorld"):
         held_keys_curve("relational", "BoxWorld-v0", {}, sizes=(8,), test_size=4)
     with pytest.raises(ValueError, match="sizes must be integers >= 2"):
@@ -126,6 +129,9 @@ def test_the_command_prints_and_saves_the_curve(tmp_path, capsys):
 
     output = tmp_path / "curve.json"
     argv = ["held-keys", "--sizes", "8", "--max-updates", "2", "--output", str(output)]
+    argv += ["--flat-updates", "1", "--starts", "2"]
     assert cli.main(argv) == 0
     assert "held-keys probe" in capsys.readouterr().out
-    assert json.loads(output.read_text())["points"][0]["size"] == 8
+    saved = json.loads(output.read_text())
+    assert saved["points"][0]["size"] == 8 and saved["points"][0]["starts"] <= 2
+    assert saved["schedule"]["flat_updates"] == 1 and saved["schedule"]["starts"] == 2
