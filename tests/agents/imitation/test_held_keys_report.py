@@ -15,11 +15,14 @@ RESULTS = ROOT / "benchmarks" / "results" / "held-keys"
 PAGE = ROOT / "docs" / "bridge-medium-dagger.md"
 
 
+ROW = re.compile(r"\s*\| ([\d,]+(?:, one start of [\d,]+ updates)?) \| (.+) \| (.+) \|$")
+
+
 def documented_rows():
     """{examples label: [relational cell, simplicial cell]} of the page's held-keys table."""
     rows = {}
     for line in PAGE.read_text(encoding="utf-8").splitlines():
-        match = re.match(r"\s*\| ([\d,]+(?:, one start of [\d,]+ updates)?) \| (.+) \| (.+) \|$", line)
+        match = ROW.match(line)
         if match and "/" in match.group(2):
             rows[match.group(1)] = [match.group(2), match.group(3)]
     return rows
