@@ -16,10 +16,6 @@ from keras_simplicial.agents.commands.arguments import (
     positive_int,
 )
 
-# The Keras backend a run on the new API stack needs (training/train.py's KERAS_BACKENDS["new"]),
-# set before Keras is imported (a test keeps them equal).
-NEW_STACK_ENVIRONMENT = {"KERAS_BACKEND": "torch"}
-
 # The progress displays of training/progress.py and the greedy check's default episodes
 # (training/greedy_check.py), repeated here so that `--help` loads neither (a test keeps them
 # equal).
@@ -102,13 +98,15 @@ def run_api_stack(out):
 
 
 def keras_environment(args):
-    """The environment a training command runs in, set before Keras is imported:
-    `NEW_STACK_ENVIRONMENT` for a run on the new API stack (`--api-stack new`, or the run.json
-    of the run `--resume` continues), nothing for the old stack."""
+    """The environment a training command runs in, set before Keras is imported: KERAS_BACKEND
+    of the new API stack (`run_arguments.KERAS_BACKENDS`) for a run on it (`--api-stack new`, or
+    the run.json of the run `--resume` continues), nothing for the old stack."""
     stack = getattr(args, "api_stack", None)
     if getattr(args, "resume", False) and args.out:
         stack = run_api_stack(args.out)
-    return dict(NEW_STACK_ENVIRONMENT) if stack == "new" else {}
+    from keras_simplicial.agents.training.run_arguments import KERAS_BACKENDS
+
+    return {"KERAS_BACKEND": KERAS_BACKENDS["new"]} if stack == "new" else {}
 
 
 def default_out(arguments):

@@ -53,6 +53,9 @@ SAMPLERS = ("batched", "rllib")
 # TensorFlow: `impala.impala_config`) or "new" (RLModule, Learner and EnvRunner, Keras on PyTorch:
 # `impala_torch.torch_impala_config`).
 API_STACKS = ("old", "new")
+# The Keras backend of each API stack's processes, set before Keras is imported: the driver's by
+# the command line (`commands.training.keras_environment`), the Ray workers' by `train.start_ray`.
+KERAS_BACKENDS = {"old": "tensorflow", "new": "torch"}
 
 # What a new run trains with unless its overrides say otherwise: the global norm clipped, as in
 # `PAPER_IMPALA_HYPERPARAMETERS`.

@@ -29,7 +29,7 @@ from keras_simplicial.agents.training.greedy_check import DEFAULT_CHECK_EPISODES
 from keras_simplicial.agents.training.impala import impala_config
 from keras_simplicial.agents.training.metrics import metrics_row
 from keras_simplicial.agents.training.progress import make_progress
-from keras_simplicial.agents.training.run_arguments import RunArguments
+from keras_simplicial.agents.training.run_arguments import KERAS_BACKENDS, RunArguments
 from keras_simplicial.agents.training.run_directory import MetricsLog, RunDirectory
 
 # Ray workers inherit these: quiet TensorFlow, and Keras 2 behind `tf.keras` for RLlib.
@@ -38,9 +38,6 @@ WORKER_ENV_VARS = {
     "TF_CPP_MIN_LOG_LEVEL": "3",
     "PYTHONWARNINGS": "ignore::DeprecationWarning",
 }
-# The Keras backend of each API stack's processes, set before Keras is imported: the driver's by
-# the command line (`keras-simplicial train`), the Ray workers' by `start_ray`.
-KERAS_BACKENDS = {"old": "tensorflow", "new": "torch"}
 
 
 @dataclasses.dataclass
