@@ -7,11 +7,13 @@ Runs `keras-simplicial sweep` on the `easy` preset once per stack (`--api-stack 
 `--api-stack new`), both agents x `--seeds`, into `<out>/old` and `<out>/new`: each in its own
 process, since Keras chooses its backend (TensorFlow for the old stack, PyTorch for the new) once
 per process. The sweeps are resumable and cache their evaluations, so running the same command
-again continues where it stopped. Then prints, per stack and agent, side by side: the steps at
+again continues where it stopped (`--stacks new` sweeps one stack; the table still shows every
+stack swept into `--out`). Then prints, per stack and agent, side by side: the steps at
 which the training win rate first reached 0.99 (mean over the seeds that got there, and how
 many), the first budget at which the best checkpoint so far won 0.99 of its greedy episodes (every
 seed; "-" where one never did), the greedy win rates of the best and the final checkpoints (mean
-and minimum over seeds), and the median frames/s (same machine, same invocation); and writes the
+and minimum over seeds), and the median frames/s (a fair comparison only where both stacks ran on
+one machine, as each run's machines.json records, with nothing else running); and writes the
 table to `<out>/stack_parity.md` and both stacks' curves on one axis to
 `<out>/stack_parity.png`.
 
@@ -130,8 +132,11 @@ def main(argv=None):
     from keras_simplicial.agents.analysis.training_curves import plot_training_curves
 
     rows, run_dirs, groups = [], [], []
-    for stack in args.stacks:
-        report = json.loads((Path(args.out) / stack / "learning_curve.json").read_text())
+    for stack in STACKS:  # every stack swept into `out`, now or in an earlier sitting
+        path = Path(args.out) / stack / "learning_curve.json"
+        if stack not in args.stacks and not path.exists():
+            continue
+        report = json.loads(path.read_text())
         rows += stack_rows(report, stack)
         for run in report["runs"].values():
             run_dirs.append(run["run_dir"])

@@ -8,7 +8,8 @@ checkpoints once.
 Nothing is lost between sittings: a run directory that holds a run is resumed from its newest
 intact checkpoint, one that reached its steps is left alone, and every evaluation is cached in
 the run directory, keyed by the checkpoint's name (`checkpoint_key`), so the same command run
-again picks up where it stopped.
+again picks up where it stopped. A finished run may be kept without its checkpoints (a few MB
+each; the repository commits a sweep's finished runs so): its cached evaluations answer for them.
 """
 
 import json
@@ -98,6 +99,7 @@ def evaluate_checkpoints(run_dir, checkpoints, episodes, record_ended_by=()):
             continue
         done[key] = which
         results[which] = {"checkpoint": str(checkpoint)}
+        missing = not Path(checkpoint).is_dir()
         policy = None
         for mode, explore in (("sampled", True), ("greedy", False)):
             path = Path(run_dir) / f"evaluation_{which}_{mode}.json"
@@ -108,6 +110,11 @@ def evaluate_checkpoints(run_dir, checkpoints, episodes, record_ended_by=()):
                 or report["overall"]["episodes"] != episodes
                 or (mode in record_ended_by and "ended_by" not in report["overall"])
             ):
+                if missing:
+                    raise FileNotFoundError(
+                        f"{checkpoint} is not there, and {path} holds no {mode} evaluation of it "
+                        f"on {episodes} episodes: evaluate it where the run's checkpoints are."
+                    )
                 policy = policy or loading.load_policy(checkpoint)
                 report = evaluation.evaluate_checkpoint(
                     checkpoint, episodes=episodes, explore=explore, output=path, policy=policy
@@ -121,9 +128,10 @@ def evaluate_run(run_dir, episodes):
     run = RunDirectory(run_dir)
     final = run.latest_checkpoint()
     best = run.best_checkpoint()
-    return evaluate_checkpoints(
-        run_dir, {"final": final, "best": best[0] if best else final}, episodes
-    )
+    best = best[0] if best else None
+    if final is None:  # a finished run kept without its checkpoints: the cached evaluations
+        final, best = run.named_checkpoints()
+    return evaluate_checkpoints(run_dir, {"final": final, "best": best or final}, episodes)
 
 
 def evaluate_budget(run_dir, budget, episodes):

@@ -3,7 +3,7 @@
 Two sources, both written into each metrics row (CSV and TensorBoard) by `train`:
 
 - `DiagnosticImpalaTF2Policy`: RLlib's IMPALA policy plus the norm of the (clipped) gradient of
-  each part of the agent (`grad_norm/<part>`, `MODEL_PARTS`), so one sees whether the
+  each part of the agent (`grad_norm/<part>`, `model_parts.MODEL_PARTS`), so one sees whether the
   2-simplicial query and key projections (which route the attention) get any gradient at all.
 - `AttentionHealth`: on a fixed probe batch of start positions, the entropy of the 2-simplicial
   scores over key pairs (as a fraction of log M^2, the uniform distribution's), the mean largest
@@ -11,31 +11,13 @@ Two sources, both written into each metrics row (CSV and TensorBoard) by `train`
   same entropy for the 1-simplicial scores.
 """
 
-import re
-
 import numpy as np
 import tensorflow as tf
 from ray.rllib.algorithms.impala.impala_tf_policy import ImpalaTF2Policy
 
-# Variable-name patterns of each part of the agent models (`models.py`), first match wins.
-MODEL_PARTS = (
-    ("simplicial_query_key", r"simplicial_attention/(query|key\d+)_kernel"),
-    # u and B; the trilinear form (SimplicialAttention(form="trilinear")) has u^1..u^k, no B.
-    ("simplicial_value_B", r"simplicial_attention/(value\d*_kernel|B)\b"),
-    ("one_simplicial", r"_block/attention/"),
-    ("block_feedforward_norms", r"_block/"),
-    ("mlp_heads", r"(^|/)(mlp_\d+|logits|value)/"),
-    ("front_end", r"(^|/)(conv_\d+|entity_projection|virtual_entities)/"),
-)
+from keras_simplicial.agents.model.model_parts import model_part
+
 SATURATION_THRESHOLD = 0.99
-
-
-def model_part(variable_name):
-    """The `MODEL_PARTS` name of a variable, or "other"."""
-    for part, pattern in MODEL_PARTS:
-        if re.search(pattern, variable_name):
-            return part
-    return "other"
 
 
 class DiagnosticImpalaTF2Policy(ImpalaTF2Policy):

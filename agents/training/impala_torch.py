@@ -19,13 +19,14 @@ What carries over, and how:
   core, gymnasium's vector entry point); `"rllib"` as separate gymnasium envs;
 - the learner: one, in the driver (`num_learners=0`): with no remote env runner the driver
   samples, then updates;
-- episode metrics: `win`, `win/type_a_b_c` and `ended/...` of every episode
-  (`EpisodeOutcomeCallbacks`, as the old stack's custom metrics);
+- episode metrics: `win`, `win/type_a_b_c` and `ended/...` of every episode, as means over the
+  last 200 episodes (`EpisodeOutcomeCallbacks`, as the old stack's custom metrics);
 - fault tolerance: RLlib's own settings, no private method overridden: a failed env runner is
   restarted after a second (`restart_failed_env_runners`), and the driver's env runner has boards
   of its own (`create_env_on_local_worker`) to sample while none is healthy.
 """
 
+import collections
 import functools
 import os
 
@@ -90,10 +91,52 @@ def make_boxworld(env_id, env_context):
     )
 
 
+class EpisodeWindow:
+    """The means of `episode_metrics` over the last `size` finished episodes, each metric over
+    the episodes that have it (as the old stack's custom metrics: `win/type_1_0_0` averages the
+    (1,0,0) episodes of the window), kept as running sums.
+
+    Args:
+        size: how many episodes the window holds (`metrics_num_episodes_for_smoothing`).
+    """
+
+    def __init__(self, size):
+        if int(size) < 1:
+            raise ValueError(f"size must be >= 1, got {size!r}.")
+        self.episodes = collections.deque(maxlen=int(size))
+        self.sums = collections.Counter()
+        self.counts = collections.Counter()
+
+    def add(self, metrics):
+        """Adds one episode's `{name: value}` (the oldest leaves a full window)."""
+        if len(self.episodes) == self.episodes.maxlen:
+            for name, value in self.episodes[0].items():
+                self.sums[name] -= value
+                self.counts[name] -= 1
+        self.episodes.append(dict(metrics))
+        for name, value in metrics.items():
+            self.sums[name] += value
+            self.counts[name] += 1
+
+    def means(self):
+        """`{name: mean over the window's episodes that have it}`."""
+        return {name: self.sums[name] / count for name, count in self.counts.items() if count}
+
+
 class EpisodeOutcomeCallbacks(RLlibCallback):
-    """Logs `episode_metrics` of each finished episode from its last info (new API stack),
-    as means over the last `metrics_num_episodes_for_smoothing` episodes, under
-    `result["env_runners"]["custom_metrics"]`."""
+    """Logs `episode_metrics` of the finished episodes from their last info (new API stack),
+    under `result["env_runners"]["custom_metrics"]`, as the old stack reports them: means over the
+    last `metrics_num_episodes_for_smoothing` episodes of the env runner (`EpisodeWindow`).
+
+    RLlib 2.60's `MetricsLogger` empties a mean's values each time an env runner reports (its
+    `MeanStats.reduce`), so a value logged per episode would average only that iteration's
+    episodes, however large its `window`; the window is kept here instead and its means are
+    logged at the end of each `sample()`.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.window = None
 
     def on_episode_end(self, *, episode, env_runner=None, metrics_logger=None, **kwargs):
         info = episode.get_infos(-1) or {}
@@ -103,12 +146,18 @@ class EpisodeOutcomeCallbacks(RLlibCallback):
         puzzle_type = info.get("puzzle_type")
         if puzzle_type is not None:
             puzzle_type = tuple(int(part) for part in puzzle_type)
-        window = SMOOTHING_EPISODES
-        if env_runner is not None:
-            window = int(env_runner.config.metrics_num_episodes_for_smoothing)
-        metrics = episode_metrics(bool(info.get("is_success", False)), puzzle_type, ended_by)
-        for name, value in metrics.items():
-            metrics_logger.log_value((CUSTOM_METRICS, name), value, reduce="mean", window=window)
+        if self.window is None:
+            size = SMOOTHING_EPISODES
+            if env_runner is not None:
+                size = int(env_runner.config.metrics_num_episodes_for_smoothing)
+            self.window = EpisodeWindow(size)
+        self.window.add(episode_metrics(bool(info.get("is_success", False)), puzzle_type, ended_by))
+
+    def on_sample_end(self, *, env_runner=None, metrics_logger=None, samples=None, **kwargs):
+        if self.window is None or metrics_logger is None:
+            return
+        for name, value in self.window.means().items():
+            metrics_logger.log_value((CUSTOM_METRICS, name), value, reduce="mean", window=1)
 
 
 def new_stack_settings(overrides):

@@ -8,7 +8,8 @@
 The new stack reports other names than the old one (`result["learners"]`, the episode metrics of
 `EpisodeOutcomeCallbacks` under `result["env_runners"]["custom_metrics"]`), so a run's
 metrics.csv gets the same columns on both stacks where the value exists (the old stack's
-`vf_explained_var` does not: that column stays empty).
+`vf_explained_var` does not: RLlib's new-stack IMPALA keeps its V-trace targets inside the loss,
+so that column stays empty; the per-part gradient norms come from `KerasAgentIMPALALearner`).
 """
 
 import os
@@ -35,6 +36,8 @@ LEARNER_STATS = {
     "cur_lr": "default_optimizer_learning_rate",
 }
 GRADIENT_NORM = "gradients_default_optimizer_global_norm"
+# `KerasAgentIMPALALearner`'s `grad_norm/<part>`, under the same names on both stacks.
+PART_GRADIENT_NORM = "grad_norm/"
 THROUGHPUT = "num_env_steps_sampled_lifetime_throughput"
 
 
@@ -83,6 +86,11 @@ def old_stack_view(result):
                 "default_policy": {
                     "learner_stats": {old: learner.get(new) for old, new in LEARNER_STATS.items()},
                     "grad_gnorm": learner.get(GRADIENT_NORM),
+                    **{
+                        name: value
+                        for name, value in learner.items()
+                        if name.startswith(PART_GRADIENT_NORM)
+                    },
                 }
             }
         },

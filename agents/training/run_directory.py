@@ -187,6 +187,16 @@ class RunDirectory:
         complete = self.checkpoints()
         return complete[-1] if complete else None
 
+    def named_checkpoints(self):
+        """(latest, best): the checkpoints that the `latest` pointer and best.json name, as
+        paths, whether or not their folders are still there (None where a pointer is missing):
+        what a finished run kept without its checkpoints still says of them."""
+        pointer = self.checkpoints_dir / "latest"
+        name = pointer.read_text(encoding="utf-8").strip() if pointer.is_file() else ""
+        latest = self.checkpoints_dir / name if name.startswith(CHECKPOINT_PREFIX) else None
+        best = self._read_best()
+        return latest, None if best is None else self.checkpoints_dir / best["checkpoint"]
+
     def resume_point(self):
         """(the newest intact checkpoint or None, [(damaged checkpoint, reason), ...] newer).
 

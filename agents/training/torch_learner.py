@@ -15,6 +15,9 @@ Two differences between RLlib 2.60's stacks would otherwise change the recipe of
   timesteps, the old stack sums them. The presets' learning rates and the gradient clip of 40
   were tuned on sums, so the mean loss is multiplied back by the number of timesteps counted
   (the loss mask's sum), which gives the old stack's sum exactly.
+
+It also logs what the old stack's `DiagnosticImpalaTF2Policy` logs beside RLlib's statistics: the
+norm of each model part's clipped gradient (`grad_norm/<part>`, `model_parts.MODEL_PARTS`).
 """
 
 import os
@@ -27,6 +30,8 @@ from ray.rllib.algorithms.impala.torch.impala_torch_learner import (  # noqa: E4
     IMPALATorchLearner,
 )
 from ray.rllib.core.columns import Columns  # noqa: E402
+
+from keras_simplicial.agents.model.model_parts import model_part  # noqa: E402
 
 
 class RMSPropRootEpsilon(torch.optim.Optimizer):
@@ -82,11 +87,14 @@ class RMSPropRootEpsilon(torch.optim.Optimizer):
 
 
 class KerasAgentIMPALALearner(IMPALATorchLearner):
-    """RLlib's IMPALA Learner (PyTorch) with `opt_type` honoured and the losses summed.
+    """RLlib's IMPALA Learner (PyTorch) with `opt_type` honoured, the losses summed and the
+    gradient norm of each model part logged.
 
     `opt_type` "rmsprop" (the presets', Table 1's) trains with `RMSPropRootEpsilon` of the
     config's `decay`, `epsilon` and `momentum`; "adam" with `torch.optim.Adam`. The learning rate
-    is the config's `lr`, a number or a schedule over environment steps.
+    is the config's `lr`, a number or a schedule over environment steps. Each update logs
+    `grad_norm/<part>` (the norm of the part's gradient after clipping, as the old stack's) under
+    the module's results.
     """
 
     def configure_optimizers_for_module(self, module_id, config=None):
@@ -111,3 +119,27 @@ class KerasAgentIMPALALearner(IMPALATorchLearner):
             module_id=module_id, config=config, batch=batch, fwd_out=fwd_out
         )
         return mean_loss * torch.sum(batch[Columns.LOSS_MASK].float())
+
+    def postprocess_gradients_for_module(self, *, module_id, config=None, module_gradients_dict):
+        """RLlib's clipping, then the clipped gradient's norm per model part (logged)."""
+        clipped = super().postprocess_gradients_for_module(
+            module_id=module_id, config=config, module_gradients_dict=module_gradients_dict
+        )
+        for part, norm in self.part_norms(module_id, clipped).items():
+            self.metrics.log_value(key=(module_id, f"grad_norm/{part}"), value=norm, window=1)
+        return clipped
+
+    def part_norms(self, module_id, gradients):
+        """{part: norm of its gradients} of `{parameter: gradient}` of the module's Keras model
+        (`model_part` of each variable's path)."""
+        paths = {
+            id(variable.value): variable.path
+            for variable in self.module[module_id].unwrapped().keras_model.trainable_weights
+        }
+        squares = {}
+        for parameter, gradient in gradients.items():
+            if gradient is None or id(parameter) not in paths:
+                continue
+            part = model_part(paths[id(parameter)])
+            squares[part] = squares.get(part, 0.0) + torch.sum(gradient.detach() ** 2)
+        return {part: float(torch.sqrt(total)) for part, total in squares.items()}

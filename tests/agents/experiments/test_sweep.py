@@ -157,3 +157,29 @@ def test_cached_evaluations_hold_wherever_the_run_directory_is(tmp_path, monkeyp
         ("iter_000020", False),
     ]
     assert sweep.checkpoint_key("/a/b/checkpoints/iter_000020") == "iter_000020"
+
+
+def test_a_finished_run_kept_without_its_checkpoints_is_reported_from_its_evaluations(tmp_path):
+    """The repository commits a sweep's finished runs without their checkpoints (a few MB each);
+    the same sweep run again must report them, not fail or train them again."""
+    import shutil
+
+    run = make_run(tmp_path / "run", iterations=60, steps_per_iteration=10_000, best_iteration=55)
+    for which, name in (("final", "iter_000060"), ("best", "iter_000055")):
+        for mode, rate in (("sampled", 0.9), ("greedy", 1.0)):
+            (run / f"evaluation_{which}_{mode}.json").write_text(
+                json.dumps(
+                    {
+                        "checkpoint": f"/elsewhere/run/checkpoints/{name}",
+                        "overall": {"episodes": 10, "win_rate": rate},
+                    }
+                )
+            )
+    shutil.rmtree(run / "checkpoints" / "iter_000055")
+    shutil.rmtree(run / "checkpoints" / "iter_000060")
+    result = sweep.evaluate_run(run, episodes=10)
+    assert result["final"]["greedy"]["win_rate"] == 1.0
+    assert Path(result["best"]["checkpoint"]).name == "iter_000055"
+    # Another number of episodes would need the checkpoint itself: the error says so.
+    with pytest.raises(FileNotFoundError, match="iter_000060 is not there"):
+        sweep.evaluate_run(run, episodes=20)

@@ -9,9 +9,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from keras_simplicial.agents.model.architecture import build_agent_model  # noqa: E402
+from keras_simplicial.agents.model.model_parts import model_part  # noqa: E402
 from keras_simplicial.agents.training.diagnostics import (  # noqa: E402
     AttentionHealth,
-    model_part,
     score_statistics,
 )
 
@@ -54,6 +54,8 @@ def test_every_variable_of_both_agents_is_in_a_named_part():
         model = build_agent_model(kind, (3, 7, 3), 4)
         parts = {model_part(v.value.name) for v in model.trainable_weights}
         assert "other" not in parts, kind
+        # The new stack names them by their Keras paths (`KerasAgentIMPALALearner`).
+        assert {model_part(v.path) for v in model.trainable_weights} == parts, kind
 
 
 def test_attention_health_of_a_fresh_simplicial_agent_is_not_saturated():

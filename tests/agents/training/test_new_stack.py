@@ -58,6 +58,59 @@ def test_the_recipe_carries_over_in_the_new_stacks_names():
     assert new_stack_settings({CLIP_EACH_VARIABLE: True})["grad_clip_by"] == "norm"
 
 
+def test_the_episode_window_averages_each_metric_over_the_episodes_that_have_it():
+    from keras_simplicial.agents.training.impala_torch import EpisodeWindow
+
+    window = EpisodeWindow(3)
+    window.add({"win": 1.0, "win/type_1_0_0": 1.0})
+    window.add({"win": 0.0, "win/type_2_0_0": 0.0})
+    window.add({"win": 1.0, "win/type_1_0_0": 1.0})
+    assert window.means() == {"win": 2 / 3, "win/type_1_0_0": 1.0, "win/type_2_0_0": 0.0}
+    window.add({"win": 0.0, "win/type_1_0_0": 0.0})  # the first episode leaves
+    assert window.means() == pytest.approx(
+        {"win": 1 / 3, "win/type_1_0_0": 0.5, "win/type_2_0_0": 0.0}
+    )
+    window.add({"win": 0.0})  # the (2,0,0) episode leaves: no mean for its type
+    assert set(window.means()) == {"win", "win/type_1_0_0"}
+    with pytest.raises(ValueError, match="size must be >= 1"):
+        EpisodeWindow(0)
+
+
+class _Episode:
+    def __init__(self, won):
+        self.info = {"is_success": won, "puzzle_type": (1, 0, 0), "ended_by": "solved"}
+
+    def get_infos(self, index):
+        return self.info
+
+
+def test_the_new_stacks_win_rate_spans_iterations_as_the_old_stacks_does():
+    """RLlib 2.60 empties a logged mean at each report, however large its window; the callbacks
+    keep the last 200 episodes across reports, as the old stack's custom metrics do."""
+    from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
+
+    from keras_simplicial.agents.training.impala_torch import (
+        CUSTOM_METRICS,
+        EpisodeOutcomeCallbacks,
+    )
+
+    callbacks, ours, rllibs = EpisodeOutcomeCallbacks(), MetricsLogger(), MetricsLogger()
+    reported = []
+    for wins in ([True] * 30, [False] * 10):  # two iterations of one env runner
+        for won in wins:
+            callbacks.on_episode_end(episode=_Episode(won), metrics_logger=ours)
+            rllibs.log_value(("win",), float(won), reduce="mean", window=200)
+        callbacks.on_sample_end(metrics_logger=ours, samples=[])
+        custom = ours.reduce()[CUSTOM_METRICS]  # Stats objects, as an env runner reports them
+        reported.append(
+            ({name: float(value) for name, value in custom.items()}, float(rllibs.reduce()["win"]))
+        )
+    assert reported[0][0]["win"] == 1.0 and reported[0][1] == 1.0
+    assert reported[1][0]["win"] == pytest.approx(30 / 40)  # the window of the last 200 episodes
+    assert reported[1][1] == 0.0  # RLlib's own window: this iteration's episodes only
+    assert reported[1][0]["win/type_1_0_0"] == pytest.approx(30 / 40)
+
+
 def test_each_builder_refuses_the_other_stack_by_name():
     from keras_simplicial.agents.training.impala import impala_config
     from keras_simplicial.agents.training.impala_torch import torch_impala_config
@@ -142,6 +195,15 @@ def test_a_new_stack_run_trains_resumes_and_evaluates_from_the_command_line(tmp_
     for column in ("timesteps", "frames_per_s", "win_rate", "policy_loss", "vf_loss", "lr"):
         assert column in rows[0], column
     assert any(row["policy_loss"] for row in rows) and rows[-1]["lr"]
+    # EpisodeOutcomeCallbacks (empty until the first episode has ended).
+    win_rates = [float(row["win_rate"]) for row in rows if row["win_rate"] != ""]
+    assert win_rates and all(0.0 <= rate <= 1.0 for rate in win_rates), rows
+    # The clipped gradient's norm per model part, as on the old stack (none of it "other").
+    parts = {"front_end", "one_simplicial", "block_feedforward_norms", "mlp_heads"}
+    assert {
+        name[len("grad_norm/") :] for name in rows[-1] if name.startswith("grad_norm/")
+    } == parts
+    assert all(float(rows[-1][f"grad_norm/{part}"]) > 0 for part in parts)
     best, record = run.best_checkpoint()
     assert "greedy_win_rate" in record and (best / "manifest.json").is_file()
     steps = int(rows[-1]["timesteps"])

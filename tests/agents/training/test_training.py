@@ -201,7 +201,7 @@ def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session,
         outcomes = ("won", "opened_bridge", "opened_wrong_box", "out_of_steps")
         assert math.isclose(sum(ended[f"ended/{o}"] for o in outcomes), 1.0, abs_tol=1e-3)
         assert any(key.startswith("ended/out_of_steps/1_") for key in ended)
-        # Gradient norms per part of the model (diagnostics.MODEL_PARTS) are in every row.
+        # Gradient norms per part of the model (model_parts.MODEL_PARTS) are in every row.
         parts = ["front_end", "one_simplicial", "block_feedforward_norms", "mlp_heads"]
         if agent == "simplicial":
             parts += ["simplicial_query_key", "simplicial_value_B"]
