@@ -16,11 +16,12 @@ the `PRIMARY` family at level `ALPHA`. A hand-written conclusion, if the results
 
 import argparse
 import hashlib
-import itertools
 import json
 import math
 import os
 from pathlib import Path
+
+from keras_simplicial.agents.experiments.statistics import one_sided_permutation_p_value
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "simplicial-tasks"
@@ -97,22 +98,6 @@ def t_interval(values):
     return max(0.0, m - half), min(1.0, m + half)
 
 
-def permutation_p_value(treated, reference):
-    """Exact one-sided p-value of mean(treated) - mean(reference) > 0 under relabelling: the share
-    of all C(n_t + n_r, n_t) splits of the pooled runs whose difference is at least the observed
-    one; and the smallest p-value these sizes allow (1 / that number of splits)."""
-    pooled = list(treated) + list(reference)
-    total, n = sum(pooled), len(treated)
-    observed = mean(treated) - mean(reference)
-    splits = extreme = 0
-    for chosen in itertools.combinations(range(len(pooled)), n):
-        group = sum(pooled[i] for i in chosen)
-        difference = group / n - (total - group) / len(reference)
-        extreme += difference >= observed - 1e-12
-        splits += 1
-    return extreme / splits, 1 / splits
-
-
 def holm(p_values, family_size):
     """Holm-adjusted p-values of `p_values` (a dict) in a family of `family_size` hypotheses; those
     not yet tested count as p = 1, which can only make the adjusted values larger."""
@@ -181,7 +166,7 @@ def comparisons(groups, measure):
         treated = [measure(run) for run in groups.get((task, model), [])]
         reference = [measure(run) for run in groups.get((task, REFERENCE), [])]
         if len(treated) >= SEEDS_PER_MODEL and len(reference) >= SEEDS_PER_MODEL:
-            p, smallest = permutation_p_value(treated, reference)
+            p, smallest = one_sided_permutation_p_value(treated, reference)
             done[(task, model)] = (mean(treated) - mean(reference), p, smallest)
         else:
             waiting[(task, model)] = (len(treated), len(reference))

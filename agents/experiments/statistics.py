@@ -83,6 +83,22 @@ def permutation_p_value(a, b):
     return extreme / len(splits), smallest
 
 
+def one_sided_permutation_p_value(treated, reference):
+    """Exact one-sided p-value of mean(treated) - mean(reference) > 0 under relabelling: the share
+    of all C(n_t + n_r, n_t) splits of the pooled runs whose difference is at least the observed
+    one; and the smallest p-value these sizes allow (1 / that number of splits)."""
+    pooled = [float(value) for value in (*treated, *reference)]
+    total, n = sum(pooled), len(treated)
+    observed = statistics.mean(treated) - statistics.mean(reference)
+    splits = extreme = 0
+    for chosen in itertools.combinations(range(len(pooled)), n):
+        group = sum(pooled[i] for i in chosen)
+        difference = group / n - (total - group) / len(reference)
+        extreme += difference >= observed - 1e-12
+        splits += 1
+    return extreme / splits, 1 / splits
+
+
 def bootstrap_interval(a, b, resamples=10_000, seed=0):
     """95% percentile interval of mean(b) - mean(a), each group resampled with replacement."""
     rng = np.random.default_rng(seed)
