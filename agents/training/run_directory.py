@@ -110,7 +110,8 @@ class RunDirectory:
         staging = Path(tempfile.mkdtemp(prefix=".saving-", dir=self.checkpoints_dir))
         try:
             staging.chmod(DIRECTORY_MODE)
-            algorithm.save(str(staging))
+            # Absolute: the new stack's Algorithm.save takes a relative path for a URI and fails.
+            algorithm.save(str(staging.resolve()))
             if self.run_file.is_file():  # the arguments travel with the weights
                 shutil.copyfile(self.run_file, staging / self.run_file.name)
             write_manifest(staging)  # last: the checkpoint is complete

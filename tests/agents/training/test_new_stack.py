@@ -21,13 +21,14 @@ from keras_simplicial.agents.training.run_directory import RunDirectory  # noqa:
 TORCH_ENV = {**os.environ, "KERAS_BACKEND": "torch", "TF_CPP_MIN_LOG_LEVEL": "3"}
 
 
-def cli(*args, env=None):
+def cli(*args, env=None, cwd=None):
     return subprocess.run(
         [sys.executable, "-m", "keras_simplicial_cli", *args],
         capture_output=True,
         text=True,
         timeout=600,
         env=env,
+        cwd=cwd,
     )
 
 
@@ -161,6 +162,7 @@ def test_rmsprop_is_tensorflows_with_epsilon_inside_the_root():
 
 
 def test_a_new_stack_run_trains_resumes_and_evaluates_from_the_command_line(tmp_path):
+    # `--out` relative to the working directory: RLlib's new-stack save took it for a URI.
     out = tmp_path / "run"
     train = [
         "train",
@@ -183,10 +185,10 @@ def test_a_new_stack_run_trains_resumes_and_evaluates_from_the_command_line(tmp_
         "--seed",
         "1",
         "--out",
-        str(out),
+        "run",
     ]
     # The command line sets KERAS_BACKEND itself (os.environ's, without it, is passed on).
-    first = cli(*train, "--stop-timesteps", "300")
+    first = cli(*train, "--stop-timesteps", "300", cwd=tmp_path)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-3000:]
     assert "steps/s (sampling" in first.stdout  # the progress line of the old stack
     run = RunDirectory(out)
@@ -208,7 +210,9 @@ def test_a_new_stack_run_trains_resumes_and_evaluates_from_the_command_line(tmp_
     assert "greedy_win_rate" in record and (best / "manifest.json").is_file()
     steps = int(rows[-1]["timesteps"])
 
-    second = cli(*train[:-2], "--resume", "--out", str(out), "--stop-timesteps", str(steps + 1))
+    second = cli(
+        *train[:-2], "--resume", "--out", "run", "--stop-timesteps", str(steps + 1), cwd=tmp_path
+    )
     assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-3000:]
     assert "Resumed from" in second.stdout
     iterations = [int(row["training_iteration"]) for row in run.read_metrics()]
