@@ -1,7 +1,9 @@
-"""Helpers shared by the attention layers: argument checks, head reshapes, masked softmax."""
+"""Helpers shared by the attention layers: argument checks, head reshapes, masked softmax, one
+initializer per weight."""
 
 import numbers
 
+import keras
 from keras import ops
 
 # Added to masked logits before the softmax; exp() of it underflows to exactly 0 in float32.
@@ -26,6 +28,20 @@ def check_non_negative(name, value):
     if not isinstance(value, numbers.Real) or value < 0:
         raise ValueError(f"`{name}` must be a non-negative number, received {name}={value!r}.")
     return float(value)
+
+
+def fresh_initializer(initializer):
+    """A new instance of `initializer` for one weight.
+
+    A Keras 3 random initializer draws its seed when it is made (its `seed=None` included), so one
+    instance used for several weights gives each the same values: a layer's query, key and value
+    projections would start equal (Keras's own MultiHeadAttention clones its initializer per
+    projection for this reason). A seeded initializer's copies still repeat its values, as in
+    Keras; a plain function is returned as it is.
+    """
+    if isinstance(initializer, keras.initializers.Initializer):
+        return initializer.__class__.from_config(initializer.get_config())
+    return initializer
 
 
 def dim(x, axis):

@@ -84,7 +84,7 @@ class DotProductAttention(keras.layers.Layer):
         kernel = self.add_weight(
             name=f"{name}_kernel",
             shape=(input_dim, width),
-            initializer=self.kernel_initializer,
+            initializer=_utils.fresh_initializer(self.kernel_initializer),
             regularizer=self.kernel_regularizer,
             constraint=self.kernel_constraint,
         )

@@ -82,13 +82,15 @@ def _first(u):
 
 class _PerHeadInitializer:
     """Initialises each head's B: H^(x)k -> H as its own [d, ..., d] tensor, so that fan-based
-    initialisers (the original used Glorot-uniform on B) see one head's fans."""
+    initialisers (the original used Glorot-uniform on B) see one head's fans, each head from its
+    own copy of the initializer (one copy would give every head the same B)."""
 
     def __init__(self, initializer):
         self.initializer = initializer
 
     def __call__(self, shape, dtype=None):
-        return ops.stack([self.initializer(shape[1:], dtype=dtype) for _ in range(shape[0])])
+        heads = [_utils.fresh_initializer(self.initializer) for _ in range(shape[0])]
+        return ops.stack([initializer(shape[1:], dtype=dtype) for initializer in heads])
 
 
 @keras.saving.register_keras_serializable(package="keras_simplicial")
@@ -230,7 +232,7 @@ class SimplicialAttention(keras.layers.Layer):
         return self.add_weight(
             name=name,
             shape=shape,
-            initializer=initializer or self.kernel_initializer,
+            initializer=initializer or _utils.fresh_initializer(self.kernel_initializer),
             regularizer=self.kernel_regularizer,
             constraint=self.kernel_constraint,
         )
