@@ -115,6 +115,7 @@ def test_best_sampled_report_plays_again_a_cached_report_without_ended_by(tmp_pa
     from keras_simplicial.agents.training import checkpoints
 
     checkpoint = tmp_path / "checkpoints" / "iter_000010"
+    checkpoint.mkdir(parents=True)  # its contents are never read: load_policy is replaced below
     old = {"checkpoint": str(checkpoint), "overall": {"episodes": 100, "win_rate": 0.5}}
     for mode in ("sampled", "greedy"):
         (tmp_path / f"evaluation_final_{mode}.json").write_text(json.dumps(old))
@@ -200,7 +201,10 @@ def test_the_recipe_rows_describe_what_the_runs_trained_with():
     from keras_simplicial.agents.training.presets import PRESETS
     from keras_simplicial.agents.training.run_arguments import CLIP_EACH_VARIABLE, RunArguments
 
-    preset = PRESETS["bridge-small"]["overrides"]
+    # An earlier run.json: the preset's overrides without the clipping, which it did not record.
+    preset = {
+        k: v for k, v in PRESETS["bridge-small"]["overrides"].items() if k != CLIP_EACH_VARIABLE
+    }
     earlier = RunArguments.from_json(
         {"env": "BridgeBoxWorld-v0", "agent": "relational", "overrides": preset}
     ).overrides

@@ -65,7 +65,9 @@ def test_a_small_run_learns_the_oracle_and_writes_its_files(small_run):
     out, history, lines = small_run
     (round0,) = history["rounds"]
     losses = [epoch["loss"] for epoch in round0["epochs"]]
-    assert losses[-1] < 0.7 * losses[0], losses
+    # 12 epochs from independent initial projections (the layers' fix of 2026-11-26): the loss
+    # falls by about a fifth (it fell by a third from the equal projections before).
+    assert losses[-1] < 0.85 * losses[0], losses
     assert round0["epochs"][-1]["held_out_accuracy"] > 0.6
     assert round0["labelled_moves"] == round0["new_moves"] > 200
     assert set(round0["greedy"]) == {"all"}  # the easy preset has no length-2 puzzles

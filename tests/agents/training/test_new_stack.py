@@ -161,6 +161,7 @@ def test_rmsprop_is_tensorflows_with_epsilon_inside_the_root():
         np.testing.assert_allclose(parameter.detach().numpy(), variable.numpy(), rtol=1e-5)
 
 
+@pytest.mark.slow  # about a minute: the default suite keeps under 15 minutes on 2 cores
 def test_a_new_stack_run_trains_resumes_and_evaluates_from_the_command_line(tmp_path):
     # `--out` relative to the working directory: RLlib's new-stack save took it for a URI.
     out = tmp_path / "run"
