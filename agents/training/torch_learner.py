@@ -131,15 +131,21 @@ class KerasAgentIMPALALearner(IMPALATorchLearner):
 
     def part_norms(self, module_id, gradients):
         """{part: norm of its gradients} of `{parameter: gradient}` of the module's Keras model
-        (`model_part` of each variable's path)."""
-        paths = {
-            id(variable.value): variable.path
-            for variable in self.module[module_id].unwrapped().keras_model.trainable_weights
-        }
+        (`model_part` of each variable's path, worked out once per module)."""
+        parts = self._parts_of_parameters(module_id)
         squares = {}
         for parameter, gradient in gradients.items():
-            if gradient is None or id(parameter) not in paths:
-                continue
-            part = model_part(paths[id(parameter)])
-            squares[part] = squares.get(part, 0.0) + torch.sum(gradient.detach() ** 2)
+            part = parts.get(id(parameter))
+            if gradient is not None and part is not None:
+                squares[part] = squares.get(part, 0.0) + torch.sum(gradient.detach() ** 2)
         return {part: float(torch.sqrt(total)) for part, total in squares.items()}
+
+    def _parts_of_parameters(self, module_id):
+        """{id(parameter): its `model_part`} of the module's Keras model, cached."""
+        cache = self.__dict__.setdefault("_model_parts", {})
+        if module_id not in cache:
+            cache[module_id] = {
+                id(variable.value): model_part(variable.path)
+                for variable in self.module[module_id].unwrapped().keras_model.trainable_weights
+            }
+        return cache[module_id]
