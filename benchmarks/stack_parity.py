@@ -15,7 +15,9 @@ seed; "-" where one never did), the greedy win rates of the best and the final c
 and minimum over seeds), and the median frames/s (a fair comparison only where both stacks ran on
 one machine, as each run's machines.json records, with nothing else running); and writes the
 table to `<out>/stack_parity.md` and both stacks' curves on one axis to
-`<out>/stack_parity.png`.
+`<out>/stack_parity.png`. With both stacks swept, it applies the rule written before the re-run
+(`parity_verdict`, docs/benchmarks.md): the verdict per agent goes under the table and into
+`<out>/stack_parity_verdict.json`.
 
 Hours on 2 cores at the defaults (2 stacks x 2 agents x 5 seeds x 600,000 steps);
 `--seeds 1 --stop-timesteps 4000 --budget 2000 --eval-episodes 8` is a smoke run.
@@ -34,6 +36,8 @@ STACKS = ("old", "new")
 PARITY_CONFIG = {"_tf_policy_handles_more_than_one_loss": False}
 AGENTS = ("relational", "simplicial")
 LEVEL = "0.99"
+BUDGET = "500000"  # the rule's "best checkpoint within 500,000 steps"
+ALPHA = 0.05
 
 
 def sweep_command(stack, args, seeds=None):
@@ -103,6 +107,78 @@ def stack_rows(report, stack):
     return rows
 
 
+def parity_verdict(old_report, new_report, run_length):
+    """The re-run's rule (docs/benchmarks.md, "The re-run: the rule, written before its runs"),
+    per agent with runs on both stacks: (a) every new-stack seed's best checkpoint of the first
+    `BUDGET` steps and its final checkpoint win >= `LEVEL` of their greedy episodes; (b) the
+    one-sided exact permutation test of the steps to a training win rate of `LEVEL` (a run that
+    never got there counts as `run_length`), new later than old, and new earlier than old.
+    The new stack learns as well when (a) holds and (b) does not find it later, better when (a)
+    holds and (b) finds it earlier (p < `ALPHA` each way)."""
+    from keras_simplicial.agents.experiments.statistics import one_sided_permutation_p_value
+
+    def runs_of(report, agent):
+        return sorted(
+            (run for run in report["runs"].values() if run["agent"] == agent),
+            key=lambda run: run["seed"],
+        )
+
+    results = {}
+    for agent in AGENTS:
+        old, new = runs_of(old_report, agent), runs_of(new_report, agent)
+        if not old or not new:
+            continue
+        old_steps = [run["steps_to"][LEVEL] or run_length for run in old]
+        new_steps = [run["steps_to"][LEVEL] or run_length for run in new]
+        within = [
+            (run.get("budget_evaluations", {}).get(BUDGET) or {}).get("greedy", {}).get("win_rate")
+            for run in new
+        ]
+        final = [run["evaluations"]["final"]["greedy"]["win_rate"] for run in new]
+        targets_met = all(rate is not None and rate >= float(LEVEL) for rate in within + final)
+        p_later, smallest = one_sided_permutation_p_value(new_steps, old_steps)
+        p_earlier, _ = one_sided_permutation_p_value(old_steps, new_steps)
+        if targets_met and p_earlier < ALPHA:
+            verdict = "new learns better"
+        elif targets_met and not p_later < ALPHA:
+            verdict = "new learns as well"
+        else:
+            verdict = "old learns better"
+        results[agent] = {
+            "seeds": {"old": [run["seed"] for run in old], "new": [run["seed"] for run in new]},
+            "steps_to_0.99": {"old": old_steps, "new": new_steps},
+            "new_best_within_500000_greedy": within,
+            "new_final_greedy": final,
+            "targets_met": targets_met,
+            "p_new_later": p_later,
+            "p_new_earlier": p_earlier,
+            "smallest_p": smallest,
+            "verdict": verdict,
+        }
+    return results
+
+
+def verdict_table(results):
+    """`parity_verdict` as Markdown, a row per agent."""
+    lines = [
+        f"| agent | steps to {LEVEL}, old stack | new stack | median old / new "
+        "| new: best of 500,000 steps, greedy (min) | new: final, greedy (min) | (a) met "
+        "| (b) p, new later | p, new earlier | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for agent, r in results.items():
+        old, new = r["steps_to_0.99"]["old"], r["steps_to_0.99"]["new"]
+        within = [rate for rate in r["new_best_within_500000_greedy"] if rate is not None]
+        lines.append(
+            f"| {agent} | {', '.join(f'{s:,}' for s in old)} | {', '.join(f'{s:,}' for s in new)} "
+            f"| {statistics.median(old):,.0f} / {statistics.median(new):,.0f} "
+            f"| {f'{min(within):.3f}' if within else '-'} | {min(r['new_final_greedy']):.3f} "
+            f"| {'yes' if r['targets_met'] else 'no'} | {r['p_new_later']:.3f} "
+            f"| {r['p_new_earlier']:.3f} | **{r['verdict']}** |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def table(rows):
     header = [
         "stack",
@@ -142,17 +218,23 @@ def main(argv=None):
 
     from keras_simplicial.agents.analysis.training_curves import plot_training_curves
 
-    rows, run_dirs, groups = [], [], []
+    rows, run_dirs, groups, reports = [], [], [], {}
     for stack in STACKS:  # every stack swept into `out`, now or in an earlier sitting
         path = Path(args.out) / stack / "learning_curve.json"
         if stack not in args.stacks and not path.exists():
             continue
-        report = json.loads(path.read_text())
+        report = reports[stack] = json.loads(path.read_text())
         rows += stack_rows(report, stack)
         for run in report["runs"].values():
             run_dirs.append(run["run_dir"])
             groups.append(f"{run['agent']}, {stack} stack")
     markdown = table(rows)
+    if len(reports) == len(STACKS):
+        results = parity_verdict(reports["old"], reports["new"], args.stop_timesteps)
+        markdown += "\n" + verdict_table(results)
+        (Path(args.out) / "stack_parity_verdict.json").write_text(
+            json.dumps(results, indent=1), encoding="utf-8"
+        )
     print("\n" + markdown)
     (Path(args.out) / "stack_parity.md").write_text(markdown, encoding="utf-8")
     figure = Path(args.out) / "stack_parity.png"

@@ -16,6 +16,10 @@ Two differences between RLlib 2.60's stacks would otherwise change the recipe of
   were tuned on sums, so the mean loss is multiplied back by the number of timesteps counted
   (the loss mask's sum), which gives the old stack's sum exactly.
 
+And it mends how RLlib 2.60's new stack bootstraps V-trace at the end of an unfinished rollout
+(`without_phantom_importance_weights`): as it came, every 10-step chunk of an episode was learned
+as if the episode ended there with nothing more to win.
+
 It also logs what the old stack's `DiagnosticImpalaTF2Policy` logs beside RLlib's statistics: the
 norm of each model part's clipped gradient (`grad_norm/<part>`, `model_parts.MODEL_PARTS`).
 """
@@ -86,9 +90,37 @@ class RMSPropRootEpsilon(torch.optim.Optimizer):
         return loss
 
 
+# A behaviour log-probability so large that exp(target - it) is 0 in float32 (not inf: 0 * inf).
+PHANTOM_BEHAVIOUR_LOGP = 1e4
+
+
+def without_phantom_importance_weights(batch):
+    """The batch with the importance weight of every appended bootstrap timestep set to 0.
+
+    RLlib 2.60's new stack appends one phantom timestep to each episode chunk
+    (`AddOneTsToEpisodesAndTruncate`): the chunk's next observation, so that its value
+    $V(x_{s+n})$ is computed, with the last action, its behaviour log-probability and reward 0
+    copied in, and `LOSS_MASK` false. IMPALA's loss then gives it discount 0 and runs V-trace
+    (Espeholt et al. 2018, eq. 1) over it. At the phantom step $\\delta = \rho (0 - V(x_{s+n}))$
+    with $\rho$ the ratio of two unrelated probabilities (often 1), so its target is
+    $v_{s+n} = (1 - \rho) V(x_{s+n})$ instead of $V(x_{s+n})$, and through the recursion
+    $v_s - V(x_s) = \\delta_s + \\gamma c_s (v_{s+1} - V(x_{s+1}))$ the bootstrap value is taken
+    back out of every target and advantage of the chunk: with $\rho = 1$, an unfinished chunk is
+    learned as if its episode had ended with value 0 (tests/agents/training/test_new_stack.py).
+
+    No action is taken at the phantom step, so its weight $\rho$ must be 0: then
+    $v_{s+n} = V(x_{s+n})$, the bootstrap of eq. 1. Its behaviour log-probability is replaced by
+    `PHANTOM_BEHAVIOUR_LOGP` where `LOSS_MASK` is false; counted timesteps are left as they are.
+    """
+    counted = batch[Columns.LOSS_MASK].bool()
+    behaviour_logp = batch[Columns.ACTION_LOGP]
+    phantom = torch.full_like(behaviour_logp, PHANTOM_BEHAVIOUR_LOGP)
+    return {**batch, Columns.ACTION_LOGP: torch.where(counted, behaviour_logp, phantom)}
+
+
 class KerasAgentIMPALALearner(IMPALATorchLearner):
-    """RLlib's IMPALA Learner (PyTorch) with `opt_type` honoured, the losses summed and the
-    gradient norm of each model part logged.
+    """RLlib's IMPALA Learner (PyTorch) with `opt_type` honoured, the losses summed, V-trace
+    bootstrapped at chunk ends and the gradient norm of each model part logged.
 
     `opt_type` "rmsprop" (the presets', Table 1's) trains with `RMSPropRootEpsilon` of the
     config's `decay`, `epsilon` and `momentum`; "adam" with `torch.optim.Adam`. The learning rate
@@ -114,9 +146,14 @@ class KerasAgentIMPALALearner(IMPALATorchLearner):
         )
 
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
-        """IMPALA's loss summed over the batch's counted timesteps, as on the old stack."""
+        """IMPALA's loss summed over the batch's counted timesteps, as on the old stack, with
+        V-trace bootstrapped from the value after each chunk
+        (`without_phantom_importance_weights`)."""
         mean_loss = super().compute_loss_for_module(
-            module_id=module_id, config=config, batch=batch, fwd_out=fwd_out
+            module_id=module_id,
+            config=config,
+            batch=without_phantom_importance_weights(batch),
+            fwd_out=fwd_out,
         )
         return mean_loss * torch.sum(batch[Columns.LOSS_MASK].float())
 

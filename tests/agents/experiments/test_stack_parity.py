@@ -1,0 +1,55 @@
+"""benchmarks/stack_parity.py: the rule written before the parity re-run, applied to sweeps."""
+
+import runpy
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPT = runpy.run_path(str(ROOT / "benchmarks" / "stack_parity.py"))
+
+
+def sweep_report(steps, within=1.0, final=1.0, agents=("relational", "simplicial")):
+    runs = {}
+    for agent in agents:
+        for seed, reached in enumerate(steps, start=1):
+            runs[f"{agent}-seed{seed}"] = {
+                "agent": agent,
+                "seed": seed,
+                "steps_to": {"0.99": reached},
+                "budget_evaluations": {"500000": {"greedy": {"win_rate": within}}},
+                "evaluations": {"final": {"greedy": {"win_rate": final}}},
+            }
+    return {"runs": runs}
+
+
+OLD = [200_000, 210_000, 220_000, 230_000, 240_000]
+
+
+@pytest.mark.parametrize(
+    "new_steps,within,final,verdict",
+    [
+        ([205_000, 215_000, 225_000, 235_000, 245_000], 1.0, 1.0, "new learns as well"),
+        ([100_000, 110_000, 120_000, 130_000, 140_000], 1.0, 1.0, "new learns better"),
+        ([300_000, 310_000, 320_000, 330_000, None], 1.0, 1.0, "old learns better"),  # p = 1/252
+        ([100_000, 110_000, 120_000, 130_000, 140_000], 0.98, 1.0, "old learns better"),
+        ([205_000, 215_000, 225_000, 235_000, 245_000], 1.0, 0.985, "old learns better"),
+        ([205_000, 215_000, 225_000, 235_000, 245_000], None, 1.0, "old learns better"),
+    ],
+)
+def test_the_verdict_follows_the_rule(new_steps, within, final, verdict):
+    results = SCRIPT["parity_verdict"](
+        sweep_report(OLD), sweep_report(new_steps, within, final), 600_000
+    )
+    assert results["relational"]["verdict"] == verdict
+    if new_steps[-1] is None:
+        assert results["relational"]["steps_to_0.99"]["new"][-1] == 600_000  # never: run length
+        assert results["relational"]["p_new_later"] == pytest.approx(1 / 252)
+    assert f"**{verdict}**" in SCRIPT["verdict_table"](results)
+
+
+def test_an_agent_swept_on_one_stack_only_gets_no_verdict():
+    results = SCRIPT["parity_verdict"](
+        sweep_report(OLD), sweep_report(OLD, agents=("relational",)), 600_000
+    )
+    assert set(results) == {"relational"}
