@@ -17,7 +17,9 @@ Per run directory (a `keras-simplicial sweep` or `reproduce` run on `bridge-smal
 - position: does the best checkpoint's policy depend on where the player stands? On `--boards`
   fresh (1,1,2) boards, the standard deviation over the floor tiles of each action's probability
   (`keras-simplicial policy-map`), averaged over actions and boards (0: the same policy on
-  every tile); needs the checkpoint, "-" where the run was committed without it.
+  every tile); needs the checkpoint, "-" where the run was committed without it;
+- routes: the best checkpoint's greedy win rate on 3 x `--boards` fresh (1,1,2) episodes, by the
+  tile the bridge stands on (`wins_by_bridge_tile`; needs the checkpoint too).
 """
 
 import argparse
@@ -121,6 +123,36 @@ def position_spread(run_dir, boards):
     return statistics.mean(spreads)
 
 
+def wins_by_bridge_tile(run_dir, episodes):
+    """{bridge tile: greedy win rate} of the best checkpoint on `episodes` fresh (1,1,2) episodes
+    (boards of seeds 0, 1, ...), or None without the checkpoint. Bridge-small has 4 key positions,
+    the Gem box always at the first, so the bridge stands on one of 3 tiles: a policy that wins
+    on one of them only has learnt a route, not the keys it must collect."""
+    from keras_simplicial.agents.analysis.bridge_rule import bridge_of
+    from keras_simplicial.agents.analysis.episode import play_episode
+    from keras_simplicial.agents.training.checkpoints import (
+        environment_of,
+        load_attention_agent,
+    )
+    from keras_simplicial.agents.training.run_directory import RunDirectory
+
+    best = RunDirectory(run_dir).best_checkpoint()
+    if best is None or not Path(best[0]).is_dir():
+        return None
+    agent, arguments = load_attention_agent(best[0])
+    env_id, env_config = environment_of(arguments, None, {"bridge_probability": 1.0})
+    wins, seed = {}, 0
+    while sum(len(outcomes) for outcomes in wins.values()) < episodes:
+        record = play_episode(
+            agent, env_id, env_config, seed=seed, greedy=True, record_attention=False
+        )
+        seed += 1
+        if record.puzzle_type == (1, 1, 2):
+            tile = str(tuple(bridge_of(record.puzzle).position))
+            wins.setdefault(tile, []).append(record.won)
+    return {tile: sum(won) / len(won) for tile, won in sorted(wins.items())}
+
+
 def diagnose(run_dir, boards):
     rows = read_metrics(run_dir)
     run = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
@@ -135,6 +167,7 @@ def diagnose(run_dir, boards):
         "plateau_steps": steps_on(on_plateau, rows),
         "plateau_medians": plateau_medians(on_plateau),
         "position_spread": position_spread(run_dir, boards) if boards else None,
+        "wins_by_bridge_tile": wins_by_bridge_tile(run_dir, 3 * boards) if boards else None,
     }
 
 
@@ -144,7 +177,7 @@ def fmt(value, digits=3):
 
 def markdown(diagnoses):
     header = ["run", "best greedy", "(1,1,2)", "(1,1,2) cycles", "steps on plateau"]
-    header += list(PLATEAU_COLUMNS.values()) + ["position spread"]
+    header += list(PLATEAU_COLUMNS.values()) + ["position spread", "(1,1,2) wins by bridge tile"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for d in diagnoses:
         result = d["outcome"] or {}
@@ -157,6 +190,10 @@ def markdown(diagnoses):
             f"{d['plateau_steps']:,}",
             *(fmt(medians[column]) for column in PLATEAU_COLUMNS),
             fmt(d["position_spread"]),
+            ", ".join(
+                f"{tile} {rate:.2f}" for tile, rate in (d["wins_by_bridge_tile"] or {}).items()
+            )
+            or "-",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
