@@ -98,10 +98,9 @@ def outcome(run_dir):
     }
 
 
-def position_spread(run_dir, boards):
-    """Mean over `boards` fresh (1,1,2) boards of the best checkpoint's policy spread over the
-    floor tiles (mean over actions), or None without the checkpoint."""
-    from keras_simplicial.agents.analysis.policy_map import policy_map
+def best_agent_on_bridge_boards(run_dir):
+    """(agent, env id, env config) of the run's best checkpoint, on its env with a bridge in
+    every episode, or None where the checkpoint is not there."""
     from keras_simplicial.agents.training.checkpoints import (
         environment_of,
         load_attention_agent,
@@ -113,6 +112,14 @@ def position_spread(run_dir, boards):
         return None
     agent, arguments = load_attention_agent(best[0])
     env_id, env_config = environment_of(arguments, None, {"bridge_probability": 1.0})
+    return agent, env_id, env_config
+
+
+def position_spread(agent, env_id, env_config, boards):
+    """Mean over `boards` fresh (1,1,2) boards of the agent's policy spread over the floor tiles
+    (mean over actions)."""
+    from keras_simplicial.agents.analysis.policy_map import policy_map
+
     spreads = []
     seed = 0
     while len(spreads) < boards:
@@ -123,24 +130,14 @@ def position_spread(run_dir, boards):
     return statistics.mean(spreads)
 
 
-def wins_by_bridge_tile(run_dir, episodes):
-    """{bridge tile: greedy win rate} of the best checkpoint on `episodes` fresh (1,1,2) episodes
-    (boards of seeds 0, 1, ...), or None without the checkpoint. Bridge-small has 4 key positions,
-    the Gem box always at the first, so the bridge stands on one of 3 tiles: a policy that wins
-    on one of them only has learnt a route, not the keys it must collect."""
+def wins_by_bridge_tile(agent, env_id, env_config, episodes):
+    """{bridge tile: greedy win rate} of the agent on `episodes` fresh (1,1,2) episodes (boards of
+    seeds 0, 1, ...). Bridge-small has 4 key positions, the Gem box always at the first, so the
+    bridge stands on one of 3 tiles: a policy that wins on some of them only has learnt a route,
+    not where the keys it must collect are."""
     from keras_simplicial.agents.analysis.bridge_rule import bridge_of
     from keras_simplicial.agents.analysis.episode import play_episode
-    from keras_simplicial.agents.training.checkpoints import (
-        environment_of,
-        load_attention_agent,
-    )
-    from keras_simplicial.agents.training.run_directory import RunDirectory
 
-    best = RunDirectory(run_dir).best_checkpoint()
-    if best is None or not Path(best[0]).is_dir():
-        return None
-    agent, arguments = load_attention_agent(best[0])
-    env_id, env_config = environment_of(arguments, None, {"bridge_probability": 1.0})
     wins, seed = {}, 0
     while sum(len(outcomes) for outcomes in wins.values()) < episodes:
         record = play_episode(
@@ -158,7 +155,7 @@ def diagnose(run_dir, boards):
     run = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
     on_plateau = plateau(rows)
     result = outcome(run_dir)
-    return {
+    diagnosis = {
         "run": str(run_dir),
         "agent": run["agent"],
         "seed": run["seed"],
@@ -166,9 +163,14 @@ def diagnose(run_dir, boards):
         "succeeded": None if result is None else result["win_rate"] >= SUCCESS,
         "plateau_steps": steps_on(on_plateau, rows),
         "plateau_medians": plateau_medians(on_plateau),
-        "position_spread": position_spread(run_dir, boards) if boards else None,
-        "wins_by_bridge_tile": wins_by_bridge_tile(run_dir, 3 * boards) if boards else None,
+        "position_spread": None,
+        "wins_by_bridge_tile": None,
     }
+    best = best_agent_on_bridge_boards(run_dir) if boards else None
+    if best is not None:
+        diagnosis["position_spread"] = position_spread(*best, boards)
+        diagnosis["wins_by_bridge_tile"] = wins_by_bridge_tile(*best, 3 * boards)
+    return diagnosis
 
 
 def fmt(value, digits=3):

@@ -5,23 +5,10 @@ import runpy
 from pathlib import Path
 
 import pytest
+from sweep_reports import sweep_report
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = runpy.run_path(str(ROOT / "benchmarks" / "easy_clipping.py"))
-
-
-def sweep_report(steps, within=1.0, final=1.0, agents=("relational", "simplicial")):
-    runs = {}
-    for agent in agents:
-        for seed, reached in enumerate(steps, start=1):
-            runs[f"{agent}-seed{seed}"] = {
-                "agent": agent,
-                "seed": seed,
-                "steps_to": {"0.99": reached},
-                "budget_evaluations": {"500000": {"greedy": {"win_rate": within}}},
-                "evaluations": {"final": {"greedy": {"win_rate": final}}},
-            }
-    return {"runs": runs}
 
 
 def test_the_per_variable_runs_are_read_from_the_acceptance_table():

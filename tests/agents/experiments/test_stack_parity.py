@@ -4,23 +4,10 @@ import runpy
 from pathlib import Path
 
 import pytest
+from sweep_reports import sweep_report
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = runpy.run_path(str(ROOT / "benchmarks" / "stack_parity.py"))
-
-
-def sweep_report(steps, within=1.0, final=1.0, agents=("relational", "simplicial")):
-    runs = {}
-    for agent in agents:
-        for seed, reached in enumerate(steps, start=1):
-            runs[f"{agent}-seed{seed}"] = {
-                "agent": agent,
-                "seed": seed,
-                "steps_to": {"0.99": reached},
-                "budget_evaluations": {"500000": {"greedy": {"win_rate": within}}},
-                "evaluations": {"final": {"greedy": {"win_rate": final}}},
-            }
-    return {"runs": runs}
 
 
 OLD = [200_000, 210_000, 220_000, 230_000, 240_000]
