@@ -101,14 +101,14 @@ def without_phantom_importance_weights(batch):
     (`AddOneTsToEpisodesAndTruncate`): the chunk's next observation, so that its value
     $V(x_{s+n})$ is computed, with the last action, its behaviour log-probability and reward 0
     copied in, and `LOSS_MASK` false. IMPALA's loss then gives it discount 0 and runs V-trace
-    (Espeholt et al. 2018, eq. 1) over it. At the phantom step $\\delta = \rho (0 - V(x_{s+n}))$
-    with $\rho$ the ratio of two unrelated probabilities (often 1), so its target is
-    $v_{s+n} = (1 - \rho) V(x_{s+n})$ instead of $V(x_{s+n})$, and through the recursion
+    (Espeholt et al. 2018, eq. 1) over it. At the phantom step $\\delta = \\rho (0 - V(x_{s+n}))$
+    with $\\rho$ the ratio of two unrelated probabilities (often 1), so its target is
+    $v_{s+n} = (1 - \\rho) V(x_{s+n})$ instead of $V(x_{s+n})$, and through the recursion
     $v_s - V(x_s) = \\delta_s + \\gamma c_s (v_{s+1} - V(x_{s+1}))$ the bootstrap value is taken
-    back out of every target and advantage of the chunk: with $\rho = 1$, an unfinished chunk is
+    back out of every target and advantage of the chunk: with $\\rho = 1$, an unfinished chunk is
     learned as if its episode had ended with value 0 (tests/agents/training/test_new_stack.py).
 
-    No action is taken at the phantom step, so its weight $\rho$ must be 0: then
+    No action is taken at the phantom step, so its weight $\\rho$ must be 0: then
     $v_{s+n} = V(x_{s+n})$, the bootstrap of eq. 1. Its behaviour log-probability is replaced by
     `PHANTOM_BEHAVIOUR_LOGP` where `LOSS_MASK` is false; counted timesteps are left as they are.
     """
