@@ -107,9 +107,10 @@ def stack_rows(report, stack):
     return rows
 
 
-def parity_verdict(old_report, new_report, run_length):
+def parity_verdict(old_report, new_report, run_length, seeds):
     """The re-run's rule (docs/benchmarks.md, "The re-run: the rule, written before its runs"),
-    per agent with runs on both stacks: (a) every new-stack seed's best checkpoint of the first
+    per agent with runs on both stacks. The rule decides on every seed of `seeds` on both stacks;
+    until they are all in, the verdict is "interim" (the figures so far, no decision): (a) every new-stack seed's best checkpoint of the first
     `BUDGET` steps and its final checkpoint win >= `LEVEL` of their greedy episodes; (b) the
     one-sided exact permutation test of the steps to a training win rate of `LEVEL` (a run that
     never got there counts as `run_length`), new later than old, and new earlier than old.
@@ -138,7 +139,17 @@ def parity_verdict(old_report, new_report, run_length):
         targets_met = all(rate is not None and rate >= float(LEVEL) for rate in within + final)
         p_later, smallest = one_sided_permutation_p_value(new_steps, old_steps)
         p_earlier, _ = one_sided_permutation_p_value(old_steps, new_steps)
-        if targets_met and p_earlier < ALPHA:
+        missing = {
+            stack: sorted(set(seeds) - {run["seed"] for run in runs})
+            for stack, runs in (("old", old), ("new", new))
+        }
+        if missing["old"] or missing["new"]:
+            verdict = "interim: " + "; ".join(
+                f"{stack} stack lacks seeds {', '.join(map(str, left))}"
+                for stack, left in missing.items()
+                if left
+            )
+        elif targets_met and p_earlier < ALPHA:
             verdict = "new learns better"
         elif targets_met and not p_later < ALPHA:
             verdict = "new learns as well"
@@ -149,6 +160,7 @@ def parity_verdict(old_report, new_report, run_length):
             "steps_to_0.99": {"old": old_steps, "new": new_steps},
             "new_best_within_500000_greedy": within,
             "new_final_greedy": final,
+            "complete": not (missing["old"] or missing["new"]),
             "targets_met": targets_met,
             "p_new_later": p_later,
             "p_new_earlier": p_earlier,
@@ -230,7 +242,7 @@ def main(argv=None):
             groups.append(f"{run['agent']}, {stack} stack")
     markdown = table(rows)
     if len(reports) == len(STACKS):
-        results = parity_verdict(reports["old"], reports["new"], args.stop_timesteps)
+        results = parity_verdict(reports["old"], reports["new"], args.stop_timesteps, args.seeds)
         markdown += "\n" + verdict_table(results)
         (Path(args.out) / "stack_parity_verdict.json").write_text(
             json.dumps(results, indent=1), encoding="utf-8"

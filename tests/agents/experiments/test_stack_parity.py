@@ -11,6 +11,7 @@ SCRIPT = runpy.run_path(str(ROOT / "benchmarks" / "stack_parity.py"))
 
 
 OLD = [200_000, 210_000, 220_000, 230_000, 240_000]
+SEEDS = [1, 2, 3, 4, 5]
 
 
 @pytest.mark.parametrize(
@@ -26,7 +27,7 @@ OLD = [200_000, 210_000, 220_000, 230_000, 240_000]
 )
 def test_the_verdict_follows_the_rule(new_steps, within, final, verdict):
     results = SCRIPT["parity_verdict"](
-        sweep_report(OLD), sweep_report(new_steps, within, final), 600_000
+        sweep_report(OLD), sweep_report(new_steps, within, final), 600_000, SEEDS
     )
     assert results["relational"]["verdict"] == verdict
     if new_steps[-1] is None:
@@ -37,6 +38,23 @@ def test_the_verdict_follows_the_rule(new_steps, within, final, verdict):
 
 def test_an_agent_swept_on_one_stack_only_gets_no_verdict():
     results = SCRIPT["parity_verdict"](
-        sweep_report(OLD), sweep_report(OLD, agents=("relational",)), 600_000
+        sweep_report(OLD), sweep_report(OLD, agents=("relational",)), 600_000, SEEDS
     )
     assert set(results) == {"relational"}
+
+
+def test_no_verdict_until_every_seed_is_in_on_both_stacks():
+    """The rule decides on 5 + 5 runs: with fewer, even runs that would pass are only interim."""
+    faster = [100_000, 110_000, 120_000, 130_000, 140_000]
+    results = SCRIPT["parity_verdict"](
+        sweep_report(OLD[:1]), sweep_report(faster[:3]), 600_000, SEEDS
+    )
+    relational = results["relational"]
+    assert not relational["complete"]
+    assert relational["verdict"] == (
+        "interim: old stack lacks seeds 2, 3, 4, 5; new stack lacks seeds 4, 5"
+    )
+    assert "**interim: old stack lacks seeds 2, 3, 4, 5" in SCRIPT["verdict_table"](results)
+    complete = SCRIPT["parity_verdict"](sweep_report(OLD), sweep_report(faster), 600_000, SEEDS)
+    assert complete["relational"]["complete"]
+    assert complete["relational"]["verdict"] == "new learns better"
