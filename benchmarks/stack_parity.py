@@ -110,10 +110,11 @@ def stack_rows(report, stack):
 def parity_verdict(old_report, new_report, run_length, seeds):
     """The re-run's rule (docs/benchmarks.md, "The re-run: the rule, written before its runs"),
     per agent with runs on both stacks. The rule decides on every seed of `seeds` on both stacks;
-    until they are all in, the verdict is "interim" (the figures so far, no decision): (a) every new-stack seed's best checkpoint of the first
-    `BUDGET` steps and its final checkpoint win >= `LEVEL` of their greedy episodes; (b) the
-    one-sided exact permutation test of the steps to a training win rate of `LEVEL` (a run that
-    never got there counts as `run_length`), new later than old, and new earlier than old.
+    until they are all in, the verdict is "interim" (the figures so far, no decision).
+    (a) every new-stack seed's best checkpoint of the first `BUDGET` steps and its final
+    checkpoint win >= `LEVEL` of their greedy episodes; (b) the one-sided exact permutation test
+    of the steps to a training win rate of `LEVEL` (a run that never got there counts as
+    `run_length`), new later than old, and new earlier than old.
     The new stack learns as well when (a) holds and (b) does not find it later, better when (a)
     holds and (b) finds it earlier (p < `ALPHA` each way)."""
     from keras_simplicial.agents.experiments.statistics import one_sided_permutation_p_value
