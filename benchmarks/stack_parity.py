@@ -17,7 +17,8 @@ one machine, as each run's machines.json records, with nothing else running); an
 table to `<out>/stack_parity.md` and both stacks' curves on one axis to
 `<out>/stack_parity.png`. With both stacks swept, it applies the rule written before the re-run
 (`parity_verdict`, docs/benchmarks.md): the verdict per agent goes under the table and into
-`<out>/stack_parity_verdict.json`.
+`<out>/stack_parity_verdict.json`, "interim" until seeds 1-5 are in on both stacks. `--seeds 2`
+trains seed 2 only; the table and the verdict take in every seed already trained into `--out`.
 
 Hours on 2 cores at the defaults (2 stacks x 2 agents x 5 seeds x 600,000 steps);
 `--seeds 1 --stop-timesteps 4000 --budget 2000 --eval-episodes 8` is a smoke run.
@@ -38,6 +39,24 @@ AGENTS = ("relational", "simplicial")
 LEVEL = "0.99"
 BUDGET = "500000"  # the rule's "best checkpoint within 500,000 steps"
 ALPHA = 0.05
+RULE_SEEDS = (1, 2, 3, 4, 5)  # the rule decides on these, on both stacks, whatever `--seeds` trains
+
+
+def finished_seeds(stack_dir, agents):
+    """Seeds whose runs of every agent in `stack_dir` have finished (their final checkpoint
+    evaluated), from this or an earlier sitting."""
+    runs = {path.name for path in Path(stack_dir).glob("*-seed*")}
+    seeds = {
+        int(name.rsplit("-seed", 1)[1]) for name in runs if name.rsplit("-seed", 1)[1].isdigit()
+    }
+    return {
+        seed
+        for seed in seeds
+        if all(
+            (Path(stack_dir) / f"{agent}-seed{seed}" / "evaluation_final_greedy.json").exists()
+            for agent in agents
+        )
+    }
 
 
 def sweep_command(stack, args, seeds=None):
@@ -107,7 +126,7 @@ def stack_rows(report, stack):
     return rows
 
 
-def parity_verdict(old_report, new_report, run_length, seeds):
+def parity_verdict(old_report, new_report, run_length, seeds=RULE_SEEDS):
     """The re-run's rule (docs/benchmarks.md, "The re-run: the rule, written before its runs"),
     per agent with runs on both stacks. The rule decides on every seed of `seeds` on both stacks;
     until they are all in, the verdict is "interim" (the figures so far, no decision).
@@ -223,11 +242,13 @@ def main(argv=None):
     for stack in args.stacks:
         # Seed by seed, both agents each, so that a sweep stopped part-way (the end of a
         # sitting) has as many runs of one agent as of the other; then once over every seed
-        # (cached: no training) for the stack's learning_curve.json.
+        # trained into `out`, in this sitting or an earlier one (cached: no training), for the
+        # stack's learning_curve.json.
         for seed in args.seeds:
             print(f"== sweep on the {stack} API stack, seed {seed} ==", flush=True)
             subprocess.run(sweep_command(stack, args, [seed]), check=True)
-        subprocess.run(sweep_command(stack, args), check=True)
+        every_seed = sorted(set(args.seeds) | finished_seeds(Path(args.out) / stack, args.agents))
+        subprocess.run(sweep_command(stack, args, every_seed), check=True)
 
     from keras_simplicial.agents.analysis.training_curves import plot_training_curves
 
@@ -243,7 +264,7 @@ def main(argv=None):
             groups.append(f"{run['agent']}, {stack} stack")
     markdown = table(rows)
     if len(reports) == len(STACKS):
-        results = parity_verdict(reports["old"], reports["new"], args.stop_timesteps, args.seeds)
+        results = parity_verdict(reports["old"], reports["new"], args.stop_timesteps)
         markdown += "\n" + verdict_table(results)
         (Path(args.out) / "stack_parity_verdict.json").write_text(
             json.dumps(results, indent=1), encoding="utf-8"

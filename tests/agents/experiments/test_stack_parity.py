@@ -58,3 +58,15 @@ def test_no_verdict_until_every_seed_is_in_on_both_stacks():
     complete = SCRIPT["parity_verdict"](sweep_report(OLD), sweep_report(faster), 600_000, SEEDS)
     assert complete["relational"]["complete"]
     assert complete["relational"]["verdict"] == "new learns better"
+
+
+def test_the_summary_sweep_takes_in_seeds_finished_in_earlier_sittings(tmp_path):
+    """`--seeds 2` in a later sitting must not drop seed 1 from the stack's table and verdict;
+    a seed is taken in only when every agent's run of it has finished (else the summary sweep
+    would train)."""
+    for name in ("relational-seed1", "simplicial-seed1", "relational-seed3", "simplicial-seed3"):
+        (tmp_path / name).mkdir()
+    for name in ("relational-seed1", "simplicial-seed1", "relational-seed3"):
+        (tmp_path / name / "evaluation_final_greedy.json").write_text("{}")
+    assert SCRIPT["finished_seeds"](tmp_path, ("relational", "simplicial")) == {1}
+    assert SCRIPT["finished_seeds"](tmp_path, ("relational",)) == {1, 3}
