@@ -44,16 +44,18 @@ RULE_SEEDS = (1, 2, 3, 4, 5)  # the rule decides on these, on both stacks, whate
 
 def finished_seeds(stack_dir, agents):
     """Seeds whose runs of every agent in `stack_dir` have finished (their final checkpoint
-    evaluated), from this or an earlier sitting."""
-    runs = {path.name for path in Path(stack_dir).glob("*-seed*")}
-    seeds = {
-        int(name.rsplit("-seed", 1)[1]) for name in runs if name.rsplit("-seed", 1)[1].isdigit()
+    evaluated, `evaluate_run`), in this sitting or an earlier one."""
+    from keras_simplicial.agents.experiments.sweep import sweep_run_dir
+
+    suffixes = {
+        path.name.rsplit("-seed", 1)[1] for path in Path(stack_dir).glob(f"{agents[0]}-seed*")
     }
+    seeds = {int(suffix) for suffix in suffixes if suffix.isdigit()}
     return {
         seed
         for seed in seeds
         if all(
-            (Path(stack_dir) / f"{agent}-seed{seed}" / "evaluation_final_greedy.json").exists()
+            (sweep_run_dir(stack_dir, agent, seed) / "evaluation_final_greedy.json").exists()
             for agent in agents
         )
     }
