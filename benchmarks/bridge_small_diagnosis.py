@@ -213,12 +213,10 @@ def main(argv=None):
     if args.boards < 0:
         parser.error(f"--boards must be >= 0, got {args.boards}")
     diagnoses = [diagnose(run, args.boards) for run in args.runs]
+    from keras_simplicial.agents.analysis.results import save_report
+
     text = markdown(diagnoses)
-    print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text, encoding="utf-8")
-    if args.json:
-        Path(args.json).write_text(json.dumps(diagnoses, indent=1), encoding="utf-8")
+    save_report(text, diagnoses, args.markdown, args.json)
     return 0
 
 

@@ -18,7 +18,6 @@ deterministic), and
 
 import argparse
 import collections
-import json
 import sys
 from pathlib import Path
 
@@ -108,20 +107,24 @@ def summary(checkpoint, boards):
 
 
 def markdown(summaries):
+    from keras_simplicial.agents.analysis.results import markdown_table
+
     header = ["checkpoint", "layout", "boards won", "first move", "move repeated at the end (lost)"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rows = []
     for s in summaries:
-        name = "/".join(Path(s["checkpoint"]).parts[-5:-2] + Path(s["checkpoint"]).parts[-1:])
+        parts = Path(s["checkpoint"]).parts
+        name = "/".join(parts[-5:-2] + parts[-1:])
         for layout_name, group in s["by_layout"].items():
-            cells = [
-                f"{name} ({s['won']}/{s['boards']})",
-                layout_name,
-                f"{group['won']}/{group['boards']}",
-                group["first_move"],
-                group["repeated_when_lost"] or "-",
-            ]
-            lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+            rows.append(
+                [
+                    f"{name} ({s['won']}/{s['boards']})",
+                    layout_name,
+                    f"{group['won']}/{group['boards']}",
+                    group["first_move"],
+                    group["repeated_when_lost"] or "-",
+                ]
+            )
+    return markdown_table(header, rows) + "\n"
 
 
 def main(argv=None):
@@ -137,12 +140,10 @@ def main(argv=None):
     for path in args.checkpoints:
         checkpoint = checkpoint_of(path)
         summaries.append(summary(checkpoint, boards_of(checkpoint, args.seeds)))
+    from keras_simplicial.agents.analysis.results import save_report
+
     text = markdown(summaries)
-    print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text, encoding="utf-8")
-    if args.json:
-        Path(args.json).write_text(json.dumps(summaries, indent=1), encoding="utf-8")
+    save_report(text, summaries, args.markdown, args.json)
     return 0
 
 

@@ -14,6 +14,8 @@ table (`markdown_table`).
 import abc
 import dataclasses
 
+from keras_simplicial.agents.atomic_files import atomic_write_json, atomic_write_text
+
 
 class Result(abc.ABC):
     """A dataclass result with `to_dict()` (JSON) and `to_markdown()` (what a command prints);
@@ -38,3 +40,13 @@ def cell(value, digits=3):
     if value is None or value != value:
         return "-"
     return f"{value:.{digits}f}"
+
+
+def save_report(text, data, markdown=None, json_path=None):
+    """What a benchmark script reports: prints `text` (its Markdown table) and writes it to
+    `markdown` and `data` (JSON types) to `json_path`, each atomically, where a path is given."""
+    print(text)
+    if markdown:
+        atomic_write_text(markdown, text)
+    if json_path:
+        atomic_write_json(json_path, data, indent=1)
