@@ -49,6 +49,8 @@ def checkpoint_of(path):
 
 def boards_of(checkpoint, seeds):
     """One record per distinct start board among the seeds: positions, greedy outcome, moves."""
+    import gymnasium
+
     from keras_simplicial.agents.analysis.episode import play_episode
     from keras_simplicial.agents.training.checkpoints import environment_of, load_attention_agent
     from keras_simplicial.envs.core import ACTION_NAMES
@@ -56,14 +58,15 @@ def boards_of(checkpoint, seeds):
     agent, arguments = load_attention_agent(checkpoint)
     env_id, env_config = environment_of(arguments)
     cols = env_config["cols"]
+    env = gymnasium.make(env_id, **env_config)
     boards = {}
     for seed in range(seeds):
+        signature = env.reset(seed=seed)[0].tobytes()  # the board play_episode(seed=seed) plays
+        if signature in boards:
+            continue
         record = play_episode(
             agent, env_id, env_config, seed=seed, greedy=True, record_attention=False
         )
-        signature = record.observations[0].tobytes()
-        if signature in boards:
-            continue
         player = player_cell(record.observations[0], cols)
         key = next(box for box in record.puzzle.boxes if not box.locks).position
         gem_box = next(box for box in record.puzzle.boxes if box.locks).position
