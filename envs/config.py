@@ -40,12 +40,18 @@ DEFAULTS = {
         distractor_length=1,
     ),
 }
-#: Defaults shared by both modes: the 20-colour palette, no step limit and the fixed start of the
-#: paper.
-COMMON_DEFAULTS = dict(num_colours=20, max_steps=None, random_start=False)
+#: Defaults shared by both modes: the 20-colour palette, no step limit, the fixed start of the
+#: paper and its rewards (no cost for a move the board blocks).
+COMMON_DEFAULTS = dict(num_colours=20, max_steps=None, random_start=False, blocked_move_reward=0.0)
 #: Every argument of a BoxWorld besides ``mode``: those of the single and the vector env, whose
 #: constructors pass them on here.
 ARGUMENTS = (*DEFAULTS["bridge"], *COMMON_DEFAULTS)
+
+#: The rewards of Section 6: a key obtained, the Gem, opening a box that loses the Gem (a
+#: distractor or the bridge). The Gem's also bounds the cost of a blocked move.
+REWARD_KEY = 1.0
+REWARD_GEM = 10.0
+REWARD_FATAL = -1.0
 
 #: The step limit of an episode played outside training (evaluation, analysis) when neither the
 #: caller nor the env's ``max_steps`` gives one: the paper's env has none, and an untrained policy
@@ -94,6 +100,7 @@ class BoxWorldConfig:
     num_colours: int
     max_steps: Optional[int]
     random_start: bool
+    blocked_move_reward: float
 
     @classmethod
     def create(cls, mode: str = "bridge", **arguments) -> "BoxWorldConfig":
@@ -143,6 +150,16 @@ class BoxWorldConfig:
             max_steps = _int("max_steps", max_steps, 1)
         if not isinstance(random_start, (bool,)) and not _is_np_bool(random_start):
             raise ValueError(f"random_start must be a bool, got {random_start!r}")
+        blocked = values["blocked_move_reward"]
+        if (
+            isinstance(blocked, bool)
+            or not isinstance(blocked, (int, float, np.floating))
+            or not -REWARD_GEM <= blocked <= 0.0
+        ):
+            raise ValueError(
+                f"blocked_move_reward must be a float in [-{REWARD_GEM:g}, 0] (0: the paper's "
+                f"rewards), got {blocked!r}"
+            )
         if mode == "bridge" and dmax > 0:
             raise ValueError(
                 "min_distractors/max_distractors must be 0 in mode='bridge' (bridge "
@@ -167,6 +184,7 @@ class BoxWorldConfig:
             num_colours,
             max_steps,
             bool(random_start),
+            float(blocked),
         )
         config._check_capacity()
         return config

@@ -20,7 +20,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .config import BoxWorldConfig
+from .config import REWARD_FATAL, REWARD_GEM, REWARD_KEY, BoxWorldConfig
 from .logic import GEM, Box, Puzzle
 from .palette import EMPTY_SLOT_RGB, FLOOR_RGB, GEM_RGB, PLAYER_RGB, make_palette
 from .sampling import FLOOR, KEY_TILE, LOCK_TILE, LOOSE_KEY, PuzzleBatch, PuzzleSampler
@@ -29,10 +29,6 @@ from .sampling import FLOOR, KEY_TILE, LOCK_TILE, LOOSE_KEY, PuzzleBatch, Puzzle
 LEFT, UP, RIGHT, DOWN = 0, 1, 2, 3
 ACTION_NAMES = ("left", "up", "right", "down")
 ACTION_DELTAS = ((0, -1), (-1, 0), (0, 1), (1, 0))
-
-REWARD_KEY = 1.0
-REWARD_GEM = 10.0
-REWARD_FATAL = -1.0
 
 #: Why an episode ended (``BoxWorldCore.ended_by``, by index): the Gem was obtained; the bridge
 #: was opened (bridge BoxWorld); another wrong box was opened (a distractor of standard BoxWorld,
@@ -232,6 +228,12 @@ class BoxWorldCore:
         blocked = np.flatnonzero(~free)
         if blocked.size:
             self._events(blocked, target[blocked], role[blocked], new_position, reward, terminated)
+        if self.config.blocked_move_reward:
+            # A move the board blocks leaves the player where it was (every other move, a key
+            # picked up or a box opened included, takes it to the target tile).
+            stays = new_position == position
+            stays[resets] = False
+            reward[stays] += self.config.blocked_move_reward
         obs = self._obs_flat
         obs[self._all_boards, self.obs_cell[position]] = self._floor
         obs[self._all_boards, self.obs_cell[new_position]] = self._player

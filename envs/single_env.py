@@ -52,7 +52,9 @@ class BoxWorldEnv(gym.Env):
     ## Rewards
 
     +1 each time a key is obtained (picked up, or taken from an opened box), +10 for the Gem, -1
-    for opening a distractor or the bridge. No step cost.
+    for opening a distractor or the bridge. No step cost; a move the board blocks (into an edge, a
+    box's key tile, or a lock without its keys: the player stays) costs ``blocked_move_reward``
+    (0 in the paper).
 
     ## Starting State
 
@@ -86,6 +88,8 @@ class BoxWorldEnv(gym.Env):
     - ``num_colours``: size of the key palette (20).
     - ``max_steps``: truncate after this many steps (``None``: no limit).
     - ``random_start``: start on a random free tile instead of (0, 0) (``False``).
+    - ``blocked_move_reward``: the reward of a move the board blocks, in [-10, 0] (``0.0``, the
+      paper's rewards).
     - ``render_mode``: ``None``, ``"rgb_array"`` (tiles of ``tile_size`` pixels, default 16) or
       ``"ansi"``.
 

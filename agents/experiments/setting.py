@@ -86,6 +86,9 @@ def puzzle_setting(env_id, env_config):
         "colours": str(config.num_colours),
         "start": "random" if config.random_start else "fixed",
         "episode limit": f"{config.max_steps} steps" if config.max_steps else "none",
+        "a move the board blocks": f"rewarded {config.blocked_move_reward:g}"
+        if config.blocked_move_reward
+        else "no cost",
     }
 
 

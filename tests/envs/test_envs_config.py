@@ -28,6 +28,9 @@ CASES = [
     (dict(num_colours=0), "num_colours must be an int"),
     (dict(max_steps=0), "max_steps must be an int >= 1"),
     (dict(random_start="yes"), "random_start must be a bool"),
+    (dict(blocked_move_reward=0.5), r"blocked_move_reward must be a float in \[-10, 0\]"),
+    (dict(blocked_move_reward=float("nan")), "blocked_move_reward must be a float"),
+    (dict(blocked_move_reward="-1"), "blocked_move_reward must be a float"),
     (dict(rows=4, cols=9), "no place for the Gem box"),
     (dict(render_mode="human"), "render_mode must be None or one of"),
     (dict(tile_size=0), "tile_size must be an int >= 1"),
@@ -64,6 +67,7 @@ def test_single_and_vector_env_take_the_same_arguments():
         num_colours=7,
         max_steps=9,
         random_start=True,
+        blocked_move_reward=-0.5,
     )
     assert BoxWorldEnv(**arguments).config == BoxWorldVectorEnv(3, **arguments).config
     easy = {"rows": 3, "cols": 6, "max_solution_length": 1, "max_distractors": 0}

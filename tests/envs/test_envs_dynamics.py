@@ -266,6 +266,39 @@ def test_obstacle_of_the_gem_box_with_neither_key_and_of_the_bridge(hand_made, s
     assert core.obstacle(0, DOWN) == "closed_wrong_box"
 
 
+def test_blocked_move_reward_costs_only_the_moves_the_board_blocks(hand_made, step_core):
+    objects = [
+        ((), 3, (1, 1), False),  # loose key |- C3
+        ((3,), 5, (1, 4), False),  # box C3 |- C5, lock at (1, 5)
+        ((), 7, (3, 1), False),  # loose key |- C7
+        ((7, 5), "gem", (3, 4), False),  # C7 (x) C5 |- G
+    ]
+    paper = hand_made(objects)
+    assert step_core(paper, LEFT) == [(0.0, False)]  # the edge: no cost in the paper
+    core = hand_made(objects, blocked_move_reward=-0.5)
+    assert step_core(core, LEFT, UP) == [(-0.5, False), (-0.5, False)]  # the edges
+    assert core.player_position(0) == (0, 0)
+    assert step_core(core, RIGHT) == [(0.0, False)]  # floor
+    assert step_core(core, DOWN) == [(1.0, False)]  # the loose key C3 is picked up
+    assert step_core(core, UP, RIGHT, RIGHT, RIGHT) == [(0.0, False)] * 4  # (0, 4)
+    assert core.obstacle(0, DOWN) == "key_tile"
+    assert step_core(core, DOWN) == [(-0.5, False)]
+    step_core(core, RIGHT)  # (0, 5), above the lock C3, holding C3
+    assert step_core(core, DOWN) == [(1.0, False)]  # the box opens: C5
+    assert step_core(core, DOWN) == [(0.0, False)]  # (2, 5)
+    assert core.obstacle(0, DOWN) == "gem_box_one_key"
+    assert step_core(core, DOWN) == [(-0.5, False)]
+
+
+def test_blocked_move_reward_reaches_the_vector_env_and_not_a_reset_step():
+    vec = BoxWorldVectorEnv(2, max_steps=1, blocked_move_reward=-0.25)
+    vec.reset(seed=0)
+    _, reward, _, truncated, _ = vec.step(np.asarray([LEFT, UP]))  # both start at (0, 0)
+    assert reward.tolist() == [-0.25, -0.25] and truncated.all()
+    _, reward, _, _, _ = vec.step(np.asarray([LEFT, UP]))  # the autoreset step: no move, no cost
+    assert reward.tolist() == [0.0, 0.0]
+
+
 def test_a_deep_copy_of_the_core_steps_on_its_own():
     env = gym.make("BridgeBoxWorld-v0", max_solution_length=1).unwrapped
     env.reset(seed=0)

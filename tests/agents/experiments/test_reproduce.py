@@ -172,6 +172,17 @@ def test_set_up_declares_every_deviation_from_the_paper():
     assert deviations["entropy bonus"] == ("0.01", "0.005")
     # A new run clips the global norm, as the paper's code (RLlib 0.7) did: no deviation.
     assert "gradient clipping" not in deviations
+    assert "start" not in deviations and "a move the board blocks" not in deviations
+    penalised = {**PRESETS["bridge-small"]}
+    penalised["env_config"] = {
+        **penalised["env_config"],
+        "random_start": True,
+        "blocked_move_reward": -0.5,
+    }
+    rows, _ = setting.paper_deviations(ReproduceOptions(), penalised, {"CPU x 2"})
+    deviations_of_the_env = {what: (ours, paper) for what, ours, paper in rows}
+    assert deviations_of_the_env["start"] == ("random", "fixed")
+    assert deviations_of_the_env["a move the board blocks"] == ("rewarded -0.5", "no cost")
     assert deviations["actors"][0] == (
         "64 boards sampled in the learner's process, on CPU x 2 (CPU model x logical CPUs)"
     )
