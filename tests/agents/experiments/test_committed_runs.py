@@ -39,7 +39,7 @@ def test_the_committed_runs_are_found():
 def test_a_committed_run_resumes_with_the_gradient_clipping_it_trained_with(run_dir):
     """A run.json that records no gradient clipping was written before runs recorded it, when
     every run clipped each variable's gradient (RLlib 2.60's default): such a run resumes with
-    it, and the reports declare it. A later run resumes with what it records."""
+    it, and the reports declare it. A later run resumes with what it records, on either stack."""
     from keras_simplicial.agents.experiments.setting import runs_recipe_deviations
     from keras_simplicial.agents.training.impala import impala_config
 
@@ -50,7 +50,13 @@ def test_a_committed_run_resumes_with_the_gradient_clipping_it_trained_with(run_
     arguments = RunArguments.read(run_file)
     each_variable = True if recorded is None else recorded
     assert arguments.overrides[CLIP_EACH_VARIABLE] is each_variable
-    assert getattr(impala_config(arguments), CLIP_EACH_VARIABLE) is each_variable
+    if arguments.api_stack == "new":  # the setting becomes the new stack's grad_clip_by
+        from keras_simplicial.agents.training.impala_torch import new_stack_settings
+
+        clip_by = new_stack_settings(arguments.overrides)["grad_clip_by"]
+        assert clip_by == ("norm" if each_variable else "global_norm")
+    else:
+        assert getattr(impala_config(arguments), CLIP_EACH_VARIABLE) is each_variable
     rows, _ = runs_recipe_deviations({run_dir.name: arguments.overrides})
     declared = ("gradient clipping", "each gradient tensor's norm to 40", "the global norm to 40")
     assert (declared in rows) is each_variable
