@@ -35,18 +35,6 @@ def player_cell(observation, cols):
     return int(rows[0]), int(columns[0])
 
 
-def checkpoint_of(path):
-    from keras_simplicial.agents.training.run_directory import RunDirectory
-
-    path = Path(path)
-    if (path / "checkpoints").is_dir():  # a run directory
-        best = RunDirectory(path).best_checkpoint()
-        if best is None:
-            raise SystemExit(f"{path} has no best checkpoint")
-        return Path(best[0])
-    return path
-
-
 def boards_of(checkpoint, seeds):
     """One record per distinct start board among the seeds: positions, greedy outcome, moves."""
     import gymnasium
@@ -139,9 +127,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error(f"--seeds must be a positive integer, got {args.seeds}")
+    from keras_simplicial.agents.training.checkpoints import best_checkpoint_of
+
     summaries = []
     for path in args.checkpoints:
-        checkpoint = checkpoint_of(path)
+        checkpoint = best_checkpoint_of(path)
         summaries.append(summary(checkpoint, boards_of(checkpoint, args.seeds)))
     from keras_simplicial.agents.analysis.results import save_report
 

@@ -27,18 +27,6 @@ from pathlib import Path
 import numpy as np
 
 
-def checkpoint_of(path):
-    from keras_simplicial.agents.training.run_directory import RunDirectory
-
-    path = Path(path)
-    if (path / "checkpoints").is_dir():  # a run directory
-        best = RunDirectory(path).best_checkpoint()
-        if best is None:
-            raise SystemExit(f"{path} has no best checkpoint")
-        return Path(best[0])
-    return path
-
-
 def loop_start(observations, repeated):
     """Index of the decision whose observation `repeated` (bytes) is: where the loop begins."""
     for index, observation in enumerate(observations):
@@ -226,9 +214,13 @@ def markdown(summaries):
 
 
 def diagnose(path, episodes, samples):
-    from keras_simplicial.agents.training.checkpoints import environment_of, load_attention_agent
+    from keras_simplicial.agents.training.checkpoints import (
+        best_checkpoint_of,
+        environment_of,
+        load_attention_agent,
+    )
 
-    checkpoint = checkpoint_of(path)
+    checkpoint = best_checkpoint_of(path)
     agent, arguments = load_attention_agent(checkpoint)
     env_id, env_config = environment_of(arguments)
     won, lost = greedy_loops(agent, env_id, env_config, episodes)

@@ -98,6 +98,18 @@ def resolve_checkpoint(path):
     return latest
 
 
+def best_checkpoint_of(path):
+    """`path` itself when it is a checkpoint, or the best checkpoint of the run directory `path`
+    (the one its `best.json` names). Raises FileNotFoundError when a run directory has none."""
+    path = Path(path)
+    if not (path / "checkpoints").is_dir():
+        return path
+    best = RunDirectory(path).best_checkpoint()
+    if best is None:
+        raise FileNotFoundError(f"{path} has no best checkpoint (checkpoints/best.json).")
+    return Path(best[0])
+
+
 def run_directory_of(checkpoint):
     """The run directory a checkpoint belongs to (OUT/checkpoints/iter_N -> OUT), or None."""
     checkpoint = Path(checkpoint)

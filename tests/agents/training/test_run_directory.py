@@ -4,6 +4,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from keras_simplicial.agents.training.run_directory import RunDirectory
 
 
@@ -158,3 +160,18 @@ def test_metrics_rows_widen_and_truncate_by_whole_rewrites(tmp_path):
     assert [row["timesteps"] for row in run.read_metrics()] == ["100", "200"]
     assert run.read_metrics()[1]["win_rate/1_0_0"] == "1.0"
     assert not [path.name for path in run.root.iterdir() if path.name.startswith(".")]
+
+
+def test_best_checkpoint_of_takes_a_checkpoint_or_a_runs_best(tmp_path):
+    from keras_simplicial.agents.training.checkpoints import best_checkpoint_of
+
+    run = RunDirectory(tmp_path / "run").create()
+    algorithm = FakeAlgorithm()
+    run.save_checkpoint(algorithm, 1, keep=2, win_rate=None)
+    with pytest.raises(FileNotFoundError, match="has no best checkpoint"):
+        best_checkpoint_of(tmp_path / "run")
+    for iteration, win_rate in {2: 0.9, 3: 0.1}.items():
+        run.save_checkpoint(algorithm, iteration, keep=2, win_rate=win_rate)
+    assert best_checkpoint_of(tmp_path / "run").name == "iter_000002"
+    checkpoint = run.latest_checkpoint()
+    assert best_checkpoint_of(checkpoint) == checkpoint
