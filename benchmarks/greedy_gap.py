@@ -17,6 +17,9 @@ means its best checkpoint), on the run's own environment:
 2. On each board lost greedily, `--samples` sampled episodes of the same board: how many are won,
    and how many meet one of the loop's states (the greedy loop lies on sampled play's own path, or
    only greedy play goes there).
+3. The same `--episodes` boards played greedily among the moves the board allows (the most
+   probable move that `core.obstacle` lets through): what greedy play would win if a move the
+   board blocks could never be chosen, and how many of its episodes end in a cycle of moves.
 """
 
 import argparse
@@ -128,6 +131,49 @@ def sampled_on_board(agent, env_id, env_config, board_seed, samples, loop_observ
     return int(won.sum()), int(met.sum())
 
 
+def greedy_unblocked(agent, env_id, env_config, episodes, seed=0, batch=250):
+    """Greedy play that skips the moves the board blocks, on boards seed ... seed + episodes - 1
+    (the boards of `greedy_loops`): (episodes won, episodes ended at a repeated observation).
+
+    A repeated observation ends an episode as in `greedy_loops`; with no blocked move ever
+    taken, what repeats is a cycle of moves.
+    """
+    from gymnasium.utils import seeding
+
+    from keras_simplicial.agents.rollout import choose_actions
+    from keras_simplicial.envs import episode_step_limit, make_vector_env
+
+    limit = episode_step_limit(env_config, None)
+    won = cycles = 0
+    for first in range(0, episodes, batch):
+        boards = min(batch, episodes - first)
+        core = make_vector_env(env_id, boards, {**env_config, "max_steps": limit}, copy=False).core
+        for board in range(boards):
+            core.seed(board, seeding.np_random(int(seed) + first + board)[0])
+        core.reset_boards(np.arange(boards))
+        seen = [set() for _ in range(boards)]
+        playing = np.ones(boards, bool)
+        while playing.any():
+            for board in np.flatnonzero(playing):
+                observation = core.obs[board].tobytes()
+                if observation in seen[board]:
+                    playing[board] = False
+                    cycles += 1
+                seen[board].add(observation)
+            if not playing.any():
+                break
+            _, probabilities = choose_actions(agent.logits(core.obs.copy()), True, None)
+            for board in np.flatnonzero(playing):
+                for action in range(probabilities.shape[-1]):
+                    if core.obstacle(board, action) is not None:
+                        probabilities[board, action] = -1.0
+            _, terminated, truncated, _ = core.step(probabilities.argmax(-1), autoreset=False)
+            ended = playing & (terminated | truncated)
+            won += int(core.is_success[ended].sum())
+            playing &= ~ended
+    return won, cycles
+
+
 def quantiles(values):
     if not values:
         return None
@@ -139,9 +185,10 @@ def quantiles(values):
     }
 
 
-def summary(checkpoint, episodes, won, lost, sampled):
+def summary(checkpoint, episodes, won, lost, sampled, unblocked=None):
     """What greedy play lost and how (see the module docstring); `sampled`: per lost board
-    (wins, episodes meeting a loop state, samples)."""
+    (wins, episodes meeting a loop state, samples); `unblocked`: `greedy_unblocked`'s
+    (wins, cycles) on the same boards."""
     loops = [record for record in lost if record.get("loop") is not None]
     kinds = {}
     for record in loops:
@@ -166,6 +213,9 @@ def summary(checkpoint, episodes, won, lost, sampled):
             if samples
             else None,
         },
+        "greedy_blocked_moves_skipped": None
+        if unblocked is None
+        else {"wins": unblocked[0], "ended_in_a_cycle": unblocked[1]},
         "lost": [{k: v for k, v in r.items() if k != "loop_observations"} for r in lost],
     }
 
@@ -183,6 +233,7 @@ def markdown(summaries):
         "weakest move of a loop (median)",
         "value there (median)",
         "lost boards, sampled: won / met a loop state",
+        "greedy, blocked moves skipped: wins (ended in a cycle)",
     ]
     rows = []
     for s in summaries:
@@ -192,6 +243,7 @@ def markdown(summaries):
             for k in ("follow_probability", "weakest_move_probability", "loop_length", "loop_value")
         )
         on_lost = s["sampled_on_lost_boards"]
+        unblocked = s.get("greedy_blocked_moves_skipped")
         loops = sum(s["loops_by_kind"].values())
         rows.append(
             [
@@ -207,6 +259,9 @@ def markdown(summaries):
                 f"{value['median']:.2f}" if value else "-",
                 f"{on_lost['won']:.2f} / {on_lost['met_a_loop_state']:.2f}"
                 if on_lost["episodes"]
+                else "-",
+                f"{unblocked['wins']}/{s['episodes']} ({unblocked['ended_in_a_cycle']})"
+                if unblocked
                 else "-",
             ]
         )
@@ -240,7 +295,8 @@ def diagnose(path, episodes, samples):
         )
         record["sampled_won"], record["sampled_met_loop"] = wins, met
         sampled.append((wins, met, samples))
-    return summary(checkpoint, episodes, won, lost, sampled)
+    unblocked = greedy_unblocked(agent, env_id, env_config, episodes)
+    return summary(checkpoint, episodes, won, lost, sampled, unblocked)
 
 
 def main(argv=None):

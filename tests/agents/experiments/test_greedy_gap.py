@@ -74,3 +74,24 @@ def test_a_policy_pushing_into_the_edge_loops_there_and_sampling_meets_the_loop(
     table = SCRIPT["markdown"]([summary])
     row = "| runs/x/iter_000007 | 0/3 | edge 3 | 1 | 0.80 (0.80-0.80) | 0/3 | 0.80 | 2.00 |"
     assert row in table
+
+
+class RecordsPushesLeft(PushesLeft):
+    """`PushesLeft` that keeps every observation it is asked about (one board at a time)."""
+
+    def __init__(self):
+        self.seen = []
+
+    def logits(self, observations):
+        self.seen.append(observations[0].tobytes())
+        return super().logits(observations)
+
+
+def test_greedy_play_that_skips_blocked_moves_never_stays_put_and_ends_at_a_repeat():
+    agent = RecordsPushesLeft()
+    won, cycles = SCRIPT["greedy_unblocked"](agent, BRIDGE_BOX_WORLD_ID, SMALL, episodes=1)
+    # Greedy play pushes into the edge at once (`greedy_loops` above). Skipping blocked moves,
+    # from (0, 0) (left and up blocked) it takes the first of the tied moves, right; from (0, 1)
+    # left goes through, back to (0, 0): a cycle of two moves, and the board never stays put.
+    assert (won, cycles) == (0, 1)
+    assert len(agent.seen) == 2 and agent.seen[0] != agent.seen[1]
