@@ -5,7 +5,8 @@
 
 A sweep directory (`keras-simplicial sweep --out`) holds one run directory per agent and seed. A
 run *reaches the target* when its best checkpoint wins at least `--target` of the greedy episodes
-the sweep evaluated it on (`evaluation_best_greedy.json`); with `--budget`, its best checkpoint
+the sweep evaluated it on (`evaluation_best_greedy.json`, or the final checkpoint's report where
+the best is the final one); with `--budget`, its best checkpoint
 within that many steps (`evaluation_within_<budget>_greedy.json`, written by `sweep --budget`).
 A run not yet evaluated is left out and named. Per sweep and agent: the runs that reach the
 target, of the runs evaluated, with their seeds and the win rates of the others; the figure
@@ -23,17 +24,28 @@ def evaluation_file(run_dir, budget=None):
     return Path(run_dir) / name
 
 
+def best_greedy_win_rate(run_dir, budget=None):
+    """The greedy win rate the sweep recorded for the run's best checkpoint (within `budget`), or
+    None. The sweep plays a checkpoint once: where the best checkpoint is the final one, its
+    report is `evaluation_final_greedy.json`."""
+    run_dir = Path(run_dir)
+    evaluation = evaluation_file(run_dir, budget)
+    if evaluation.is_file():
+        return json.loads(evaluation.read_text(encoding="utf-8"))["overall"]["win_rate"]
+    best, final = run_dir / "checkpoints" / "best.json", run_dir / "evaluation_final_greedy.json"
+    if budget is None and best.is_file() and final.is_file():
+        report = json.loads(final.read_text(encoding="utf-8"))
+        if Path(report["checkpoint"]).name == json.loads(best.read_text())["checkpoint"]:
+            return report["overall"]["win_rate"]
+    return None
+
+
 def sweep_runs(sweep_dir, budget=None):
     """[(agent, seed, greedy win rate or None)] of the runs in `sweep_dir`, by agent then seed."""
     runs = []
     for run_file in sorted(Path(sweep_dir).glob("*/run.json")):
         arguments = json.loads(run_file.read_text(encoding="utf-8"))
-        evaluation = evaluation_file(run_file.parent, budget)
-        win_rate = (
-            json.loads(evaluation.read_text(encoding="utf-8"))["overall"]["win_rate"]
-            if evaluation.is_file()
-            else None
-        )
+        win_rate = best_greedy_win_rate(run_file.parent, budget)
         runs.append((arguments["agent"], int(arguments["seed"]), win_rate))
     if not runs:
         raise SystemExit(f"{sweep_dir} holds no run directory (no */run.json)")

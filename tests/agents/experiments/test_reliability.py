@@ -41,6 +41,20 @@ def test_runs_are_counted_per_agent_against_the_target_and_unevaluated_ones_name
     assert "runs whose best checkpoint wins >= 0.95 greedily" in table
 
 
+def test_a_best_checkpoint_that_is_the_final_one_is_read_from_the_final_report(tmp_path):
+    sweep = tmp_path / "stage"
+    write_run(sweep, "simplicial", 1)
+    run = sweep / "simplicial-seed1"
+    (run / "checkpoints").mkdir()
+    (run / "checkpoints" / "best.json").write_text(json.dumps({"checkpoint": "iter_001525"}))
+    final = {"checkpoint": "/elsewhere/checkpoints/iter_001525", "overall": {"win_rate": 0.016}}
+    (run / "evaluation_final_greedy.json").write_text(json.dumps(final))
+    assert SCRIPT["sweep_runs"](sweep) == [("simplicial", 1, 0.016)]
+    # A best checkpoint the final report is not about (training went on) is not evaluated yet.
+    (run / "checkpoints" / "best.json").write_text(json.dumps({"checkpoint": "iter_001600"}))
+    assert SCRIPT["sweep_runs"](sweep) == [("simplicial", 1, None)]
+
+
 def test_a_budget_reads_the_best_checkpoint_within_it_and_the_figure_is_drawn(tmp_path):
     sweep = tmp_path / "easy"
     write_run(sweep, "relational", 1, best=1.0, within=0.685)
