@@ -12,7 +12,9 @@ benchmarks all play through `play_episodes`, which settles once:
 - the step limit: `keras_simplicial.envs.episode_step_limit` (the caller's `max_steps`, else the
   env's, else 500: the paper's env has none and an untrained policy may never finish);
 - the actions: sampled from softmax(logits) with `numpy.random.default_rng(seed)`, or the most
-  probable one (`greedy=True`);
+  probable one (`greedy=True`); with `mask_blocked_moves=True`, as a run trained with
+  `--mask-blocked-moves` plays, among the moves the board lets through only
+  (`BoxWorldCore.allowed_moves`, `mask_logits`);
 - the resets: a board whose episode ended keeps its final state until the consumer has seen the
   step, then starts the next episode not yet started; with none left it leaves the batch;
 - cycles (`end_cycles=True`, greedy play only): the agents are memoryless and the board shows the
@@ -65,6 +67,17 @@ class Step:
         return self.terminated | self.truncated
 
 
+#: The logit a blocked move is given where moves the board blocks are masked out of the policy:
+#: its probability is 0 in float32 and float64, its log-probability stays finite (so an entropy
+#: sum of p * log p has no 0 * inf).
+BLOCKED_MOVE_LOGIT = -1e9
+
+
+def mask_logits(logits, allowed):
+    """`logits` [B, A] with every move not `allowed` ([B, A] bool) set to `BLOCKED_MOVE_LOGIT`."""
+    return np.where(allowed, logits, BLOCKED_MOVE_LOGIT).astype(np.asarray(logits).dtype)
+
+
 def choose_actions(logits, greedy, rng):
     """Greedy (argmax) or sampled actions for logits [B, A]; also the probabilities."""
     logits = np.asarray(logits, dtype=np.float64)
@@ -89,6 +102,7 @@ def play_episodes(
     greedy=False,
     max_steps=None,
     end_cycles=False,
+    mask_blocked_moves=False,
 ):
     """Plays `episodes` episodes with `policy`, yielding a `Step` per step of the batch.
 
@@ -104,6 +118,9 @@ def play_episodes(
         max_steps: the step limit of an episode (default: the env's `max_steps`, else 500).
         end_cycles: end a greedy episode at its first repeated observation, as if it had run to
             the step limit (see above); only with `greedy=True`.
+        mask_blocked_moves: choose among the moves the board lets through only (what a run
+            trained with `--mask-blocked-moves` does); `Step.probabilities` are then those of
+            the masked policy.
     """
     episodes = int(episodes)
     if episodes < 1:
@@ -139,6 +156,8 @@ def play_episodes(
         observations = core.obs.copy()
         outputs = policy(observations)
         logits = np.asarray(outputs[0] if isinstance(outputs, tuple) else outputs)
+        if mask_blocked_moves:
+            logits = mask_logits(logits, core.allowed_moves())
         actions, probabilities = choose_actions(logits[boards], greedy, rng)
         all_actions[boards] = actions
         rewards, terminated, truncated, _ = core.step(all_actions, autoreset=False)
@@ -201,12 +220,21 @@ class EpisodeOutcome(NamedTuple):
 
 
 def episode_outcomes(
-    logits, env_id, env_config, episodes, num_envs=32, seed=0, max_steps=None, greedy=False
+    logits,
+    env_id,
+    env_config,
+    episodes,
+    num_envs=32,
+    seed=0,
+    max_steps=None,
+    greedy=False,
+    mask_blocked_moves=False,
 ):
     """Plays `episodes` episodes; returns an `EpisodeOutcome` per episode.
 
     Greedy episodes end at their first repeated observation (`play_episodes(end_cycles=True)`):
-    the outcome and length are those of playing on to the step limit.
+    the outcome and length are those of playing on to the step limit. `mask_blocked_moves`: as in
+    `play_episodes`.
     """
     results = []
     for step in play_episodes(
@@ -219,6 +247,7 @@ def episode_outcomes(
         greedy=greedy,
         max_steps=max_steps,
         end_cycles=greedy,
+        mask_blocked_moves=mask_blocked_moves,
     ):
         core = step.core
         for board, loop in zip(step.boards[step.ended], step.loops[step.ended]):

@@ -367,6 +367,27 @@ class BoxWorldCore:
             return "gem_box_one_key"
         return "closed_wrong_box" if self.fatal[index, slot] else "closed_lock"
 
+    def allowed_moves(self, boards: Optional[Sequence[int]] = None) -> np.ndarray:
+        """Which moves of ``boards`` (default: all) the board lets through, ``bool [b, 4]``: those
+        with no `obstacle` (floor, a loose key, a lock whose colours are all held, a wrong box's
+        included). A board that blocks all four moves has every move allowed: a policy restricted
+        to the allowed moves always has one, and any of them leaves the board as it is."""
+        boards = self._all_boards if boards is None else np.asarray(boards, np.int64).reshape(-1)
+        position = self.pos[boards][:, None]
+        target = self._destination[position * 4 + np.arange(4)]
+        role = self.cell_role[boards[:, None], target]
+        slot = np.maximum(self.cell_obj[boards[:, None], target], 0)  # -1 (no box) reads slot 0
+        opens = np.ones(target.shape, bool)
+        for lock in (self.lock, self.lock2):
+            colour = lock[boards[:, None], slot]
+            held = self.held[boards[:, None], np.maximum(colour, 0)] > 0
+            opens &= (colour < 0) | held
+        allowed = (target != position) & (
+            (role == FLOOR) | (role == LOOSE_KEY) | ((role == LOCK_TILE) & opens)
+        )
+        allowed[~allowed.any(axis=1)] = True
+        return allowed
+
     def outcome(self, index: int) -> Optional[str]:
         """Why board ``index``'s episode ended (one of ``OUTCOMES``), or ``None`` while it plays."""
         ended_by = int(self.ended_by[index])

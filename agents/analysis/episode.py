@@ -100,6 +100,7 @@ def play_episode(
         seed=seed,
         greedy=greedy,
         max_steps=max_steps,
+        mask_blocked_moves=agent.mask_blocked_moves,
     ):
         core = step.core
         if record_attention:

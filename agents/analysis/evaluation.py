@@ -106,6 +106,8 @@ class Evaluation(Result):
         max_episode_steps: the step limit of an episode.
         overall, mean_episode_length, per_puzzle_type: `summarise` of the episodes.
         output: where `to_dict()` was written, if anywhere (not part of it).
+        mask_blocked_moves: whether the policy chose among the moves the board lets through only,
+            as its run trained (`--mask-blocked-moves`).
     """
 
     checkpoint: str
@@ -119,6 +121,7 @@ class Evaluation(Result):
     mean_episode_length: float
     per_puzzle_type: dict
     output: Optional[str] = None
+    mask_blocked_moves: bool = False
 
     def to_dict(self):
         report = dataclasses.asdict(self)
@@ -149,7 +152,8 @@ def evaluate_checkpoint(
     to `output`, or to the run's evaluation.json. `explore=False` takes the most probable action.
     `policy`: the checkpoint's policy if already loaded (`load_policy`), to evaluate it several
     ways without loading it again. A greedy report also says what the episodes that looped were
-    repeating (`summarise(loops=True)`).
+    repeating (`summarise(loops=True)`). A run trained with `--mask-blocked-moves` plays as it
+    trained: among the moves the board lets through only.
 
     Returns:
         An `Evaluation`.
@@ -168,6 +172,7 @@ def evaluate_checkpoint(
     env_id, env_config = environment_of(arguments, env_id, env_config)
     check_observation_shape(shape, env_id, env_config)
     limit = episode_step_limit(env_config, max_episode_steps)
+    masking = bool(arguments and arguments.mask_blocked_moves)
     results = episode_outcomes(
         logits,
         env_id,
@@ -177,6 +182,7 @@ def evaluate_checkpoint(
         seed=seed,
         max_steps=limit,
         greedy=not explore,
+        mask_blocked_moves=masking,
     )
     report = Evaluation(
         checkpoint=str(checkpoint),
@@ -187,6 +193,7 @@ def evaluate_checkpoint(
         explore=explore,
         max_episode_steps=limit,
         **summarise(results, loops=not explore),
+        mask_blocked_moves=masking,
     )
     run = None if keras_policy is not None else run_directory_of(checkpoint)
     if output is None and run is not None:

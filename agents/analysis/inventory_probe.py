@@ -102,13 +102,25 @@ def inventory_probe(
     greedy=False,
     max_steps=None,
     max_states=10_000,
+    mask_blocked_moves=False,
 ):
     """Plays `episodes` episodes with `logits` (observations -> logits [B, 4]) and probes the
     states holding a key (at most `max_states`, in the order played); see the module docstring.
-    Episode k is the board of `reset(seed=seed + k)`; recolouring draws from `seed`."""
+    Episode k is the board of `reset(seed=seed + k)`; recolouring draws from `seed`.
+    `mask_blocked_moves`: the episodes are played among the moves the board lets through only
+    (an agent trained with `--mask-blocked-moves`); the probe reads the model's own logits."""
     colour_rgb = make_vector_env(env_id, 1, env_config).core.colour_rgb
     states = _held_states(
-        logits, env_id, env_config, episodes, seed, num_envs, greedy, max_steps, max_states
+        logits,
+        env_id,
+        env_config,
+        episodes,
+        seed,
+        num_envs,
+        greedy,
+        max_steps,
+        max_states,
+        mask_blocked_moves=mask_blocked_moves,
     )
     if not states:
         raise ValueError(
@@ -159,7 +171,18 @@ def inventory_probe(
     )
 
 
-def _held_states(logits, env_id, env_config, episodes, seed, num_envs, greedy, max_steps, cap):
+def _held_states(
+    logits,
+    env_id,
+    env_config,
+    episodes,
+    seed,
+    num_envs,
+    greedy,
+    max_steps,
+    cap,
+    mask_blocked_moves=False,
+):
     """The distinct states of the episodes played in which a key is held (at most `cap`)."""
     states, seen = [], set()
     for step in play_episodes(
@@ -171,6 +194,7 @@ def _held_states(logits, env_id, env_config, episodes, seed, num_envs, greedy, m
         seed=seed,
         greedy=greedy,
         max_steps=max_steps,
+        mask_blocked_moves=mask_blocked_moves,
     ):
         core = step.core
         # After the step, a board whose episode goes on is at its next decision.

@@ -112,6 +112,7 @@ def logic_probe(
         seed=seed,
         greedy=greedy,
         max_steps=max_steps,
+        mask_blocked_moves=agent.mask_blocked_moves,
     ):
         core = step.core
         for board, episode, first, ended in zip(step.boards, step.episodes, step.first, step.ended):

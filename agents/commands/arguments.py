@@ -10,7 +10,7 @@ import dataclasses
 import json
 from typing import Callable
 
-from keras_simplicial.agents.ranges import Integer, JsonObject, OneOf, OrNone
+from keras_simplicial.agents.ranges import Boolean, Integer, JsonObject, OneOf, OrNone
 from keras_simplicial.agents.training.presets import PRESETS
 from keras_simplicial.agents.training.run_arguments import AGENTS, RunArguments, declaration
 
@@ -100,6 +100,8 @@ def _value_options(rule, flag):
         return {"type": json_object(flag), "metavar": "JSON"}
     if isinstance(rule, Integer):
         return {"type": integer(rule.low)}
+    if isinstance(rule, Boolean):
+        return {"action": argparse.BooleanOptionalAction}
     raise TypeError(f"no command-line reading of {rule!r} ({flag}): add one here")
 
 

@@ -309,6 +309,7 @@ def inventory(args):
         greedy=args.greedy,
         max_steps=args.max_steps,
         max_states=args.max_states,
+        mask_blocked_moves=agent.mask_blocked_moves,
     )
     print(result.to_markdown())
     save_result(result, args.output)

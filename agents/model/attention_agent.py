@@ -46,11 +46,15 @@ class AttentionAgent:
         kind: "relational" or "simplicial".
         model_overrides: the architecture overrides the model was built with (run.json's
             `model_overrides`).
+        mask_blocked_moves: whether the agent chooses among the moves the board lets through
+            only (run.json's `mask_blocked_moves`); the episodes of the analysis tools are then
+            played that way. The logits and probabilities returned are the model's own.
     """
 
-    def __init__(self, model, kind, model_overrides=None):
+    def __init__(self, model, kind, model_overrides=None, mask_blocked_moves=False):
         overrides = dict(model_overrides or {})
         self.kind = kind
+        self.mask_blocked_moves = bool(mask_blocked_moves)
         self.base_model = model
         self.params = agent_hyperparameters(kind, **overrides)
         self.observation_shape = tuple(int(d) for d in model.input_shape[1:])

@@ -17,14 +17,23 @@ import os
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402  (after the environment variable)
 from ray.rllib.models import ModelCatalog  # noqa: E402
 from ray.rllib.models.tf.tf_modelv2 import TFModelV2  # noqa: E402
+from ray.rllib.policy.view_requirement import ViewRequirement  # noqa: E402
 
 from keras_simplicial.agents.model.architecture import AGENT_KINDS, build_agent_model  # noqa: E402
 from keras_simplicial.agents.model.model_config import split_model_config  # noqa: E402
+from keras_simplicial.agents.rollout import BLOCKED_MOVE_LOGIT  # noqa: E402
 
 MODEL_NAMES = {kind: f"{kind}_agent" for kind in AGENT_KINDS}
+#: The `custom_model_config` key of `RunArguments.mask_blocked_moves`, and the sample batch column
+#: that then holds each step's allowed moves ([B, A], 1.0 allowed, 0.0 blocked), which the
+#: `BatchedEnvRunner` writes.
+MASK_BLOCKED_MOVES = "mask_blocked_moves"
+ALLOWED_MOVES = "allowed_moves"
 
 
 def ensure_tf2_behavior():
@@ -50,9 +59,12 @@ class KerasAgentModel(TFModelV2):
 
     `model_config["custom_model_config"]` takes any architecture override accepted by
     `build_agent_model` (e.g. `{"num_heads": 4}`), `kind` ("relational" or "simplicial")
-    where the registered subclass does not fix it, and `jit_compile` (default True: the model's
+    where the registered subclass does not fix it, `jit_compile` (default True: the model's
     forward pass, and so its gradient, is compiled by XLA, which fuses the attention blocks'
-    many small ops; False keeps TensorFlow's graph executor).
+    many small ops; False keeps TensorFlow's graph executor) and `mask_blocked_moves` (default
+    False: with True the model asks for the `ALLOWED_MOVES` column and gives every blocked move
+    the logit `BLOCKED_MOVE_LOGIT`, so the policy, its log-probabilities and its entropy are
+    those over the allowed moves only).
     """
 
     kind = None
@@ -63,6 +75,12 @@ class KerasAgentModel(TFModelV2):
         custom = dict(model_config.get("custom_model_config") or {})
         custom.update(kwargs)
         kind = custom.pop("kind", None) or self.kind
+        self.mask_blocked_moves = custom.pop(MASK_BLOCKED_MOVES, False)
+        if not isinstance(self.mask_blocked_moves, bool):
+            raise ValueError(
+                f"custom_model_config[{MASK_BLOCKED_MOVES!r}] must be true or false, got "
+                f"{self.mask_blocked_moves!r}."
+            )
         custom, jit_compile = split_model_config(custom, "custom_model_config")
         if kind not in AGENT_KINDS:
             raise ValueError(
@@ -80,10 +98,16 @@ class KerasAgentModel(TFModelV2):
             input_signature=[tf.TensorSpec((None,) + tuple(obs_space.shape), tf.float32)],
         )
         self._value_out = None
+        if self.mask_blocked_moves:
+            self.view_requirements[ALLOWED_MOVES] = ViewRequirement(
+                ALLOWED_MOVES, space=gym.spaces.Box(0.0, 1.0, (num_outputs,), np.float32)
+            )
 
     def forward(self, input_dict, state, seq_lens):
         observations = tf.cast(input_dict["obs"], tf.float32)
         logits, value = self._traced_model(observations)
+        if self.mask_blocked_moves:
+            logits = masked_logits(logits, input_dict[ALLOWED_MOVES])
         self._value_out = tf.reshape(value, [-1])
         return logits, state
 
@@ -91,7 +115,9 @@ class KerasAgentModel(TFModelV2):
         return self._value_out
 
     def logits_and_values(self, observations):
-        """`(logits [B, num_outputs], value [B, 1])` of a batch of raw (uint8) observations."""
+        """`(logits [B, num_outputs], value [B, 1])` of a batch of raw (uint8) observations: the
+        unmasked logits (with `mask_blocked_moves`, mask them with `masked_logits` or
+        `rollout.mask_logits`)."""
         return self._traced_model(tf.cast(observations, tf.float32))
 
     def variables(self, as_dict=False):
@@ -105,6 +131,13 @@ class KerasAgentModel(TFModelV2):
         if as_dict:
             return {v.path: _tf_variable(v) for v in keras_variables}
         return [_tf_variable(v) for v in keras_variables]
+
+
+def masked_logits(logits, allowed):
+    """`logits` [B, A] with every move not `allowed` ([B, A], nonzero: allowed) set to
+    `BLOCKED_MOVE_LOGIT` (no gradient reaches a blocked move's logit)."""
+    blocked = tf.fill(tf.shape(logits), tf.constant(BLOCKED_MOVE_LOGIT, logits.dtype))
+    return tf.where(tf.cast(allowed, tf.bool), logits, blocked)
 
 
 class RelationalAgentModel(KerasAgentModel):

@@ -9,6 +9,7 @@ plumbing) and replaces only `sample()`:
 
     for t in 0 .. T-1:                       T = rollout_fragment_length, B = boards
         logits, value = model(obs_t)         one forward pass of all B boards
+        (blocked moves' logits masked)       if the model masks them (`--mask-blocked-moves`)
         a_t ~ softmax(logits)                sampled in numpy (greedy if `explore=False`)
         step the core with a_t               one numpy step of all B boards
         reset the boards whose episode ended
@@ -19,6 +20,11 @@ row `b * T + t` is board `b` at step `t`, so IMPALA's V-trace, which cuts the ba
 of T rows (`_make_time_major`), sees each board's T consecutive steps. `terminateds` marks
 episode ends (V-trace stops the return there), as in RLlib; a time-limit truncation continues
 into the next episode's value, as RLlib's V-trace does inside a fragment.
+
+A model that masks the moves the board blocks (`KerasAgentModel.mask_blocked_moves`) gets each
+step's allowed moves (`BoxWorldCore.allowed_moves`) in the batch column `ALLOWED_MOVES`, which its
+forward pass reads in the learner; here the same mask is applied before sampling, so the behaviour
+logits V-trace reads (`ACTION_DIST_INPUTS`) are the masked ones too.
 
 Episode metrics are computed from the core's arrays, not by callbacks: every finished episode
 reports its return, length and `episode_metrics` (win, per puzzle type, why it ended), the
@@ -36,6 +42,8 @@ from ray.rllib.evaluation.metrics import RolloutMetrics
 from ray.rllib.evaluation.rollout_worker import RolloutWorker
 from ray.rllib.policy.sample_batch import DEFAULT_POLICY_ID, SampleBatch
 
+from keras_simplicial.agents.model.rllib_model import ALLOWED_MOVES
+from keras_simplicial.agents.rollout import mask_logits
 from keras_simplicial.agents.training.metrics import episode_metrics
 from keras_simplicial.agents.training.rllib_envs import BoxWorldRLlibVectorEnv
 from keras_simplicial.envs import OUTCOMES
@@ -113,6 +121,8 @@ class BatchedEnvRunner(RolloutWorker):
         logits = np.empty((horizon, boards, 4), np.float32)
         logp = np.empty((horizon, boards), np.float32)
         values = np.empty((horizon, boards), np.float32)
+        masking = self.policy_map[DEFAULT_POLICY_ID].model.mask_blocked_moves
+        allowed = np.ones((horizon, boards, 4), bool)
         episode_ids = np.empty((horizon, boards), np.int64)
         steps = np.empty((horizon, boards), np.int64)
         timings = {
@@ -128,6 +138,9 @@ class BatchedEnvRunner(RolloutWorker):
             started = time.perf_counter()
             obs[t] = core.obs
             logits[t], values[t] = self._pending
+            if masking:
+                allowed[t] = core.allowed_moves()
+                logits[t] = mask_logits(logits[t], allowed[t])
             actions[t], logp[t] = self._choose(logits[t], self.config.explore)
             episode_ids[t] = self._episode_id
             steps[t] = self._episode_length
@@ -155,8 +168,10 @@ class BatchedEnvRunner(RolloutWorker):
                 (boards * horizon,) + array.shape[2:]
             )
 
+        columns = {ALLOWED_MOVES: board_major(allowed).astype(np.float32)} if masking else {}
         return SampleBatch(
             {
+                **columns,
                 SampleBatch.OBS: board_major(obs),
                 SampleBatch.NEXT_OBS: board_major(new_obs),
                 SampleBatch.ACTIONS: board_major(actions),

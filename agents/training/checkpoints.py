@@ -68,7 +68,10 @@ def load_keras_agent(path):
     if arguments.agent not in AGENT_KINDS:
         raise ValueError(f"{run_file}: agent must be one of {AGENT_KINDS}, got {arguments.agent!r}")
     model = keras.models.load_model(policy_file, compile=False)
-    return AttentionAgent(model, arguments.agent, arguments.architecture), arguments
+    agent = AttentionAgent(
+        model, arguments.agent, arguments.architecture, arguments.mask_blocked_moves
+    )
+    return agent, arguments
 
 
 def resolve_checkpoint(path):
@@ -254,7 +257,10 @@ def load_attention_agent(checkpoint):
     arguments = run_arguments_of(checkpoint) or RunArguments(
         env=BRIDGE_BOX_WORLD_ID, agent=model.kind
     )
-    return AttentionAgent(model.base_model, model.kind, arguments.architecture), arguments
+    agent = AttentionAgent(
+        model.base_model, model.kind, arguments.architecture, arguments.mask_blocked_moves
+    )
+    return agent, arguments
 
 
 def environment_of(arguments, env_id=None, env_config=None):

@@ -71,5 +71,6 @@ class GreedyCheck:
             num_envs=min(64, self.episodes),
             seed=self.seed,
             greedy=True,
+            mask_blocked_moves=self.arguments.mask_blocked_moves,
         )
         return float(np.mean([outcome.won for outcome in outcomes]))

@@ -19,7 +19,11 @@ from ray.rllib.algorithms.impala import IMPALA, IMPALAConfig
 from ray.rllib.policy.sample_batch import MultiAgentBatch
 
 from keras_simplicial.agents.model.architecture import agent_hyperparameters
-from keras_simplicial.agents.model.rllib_model import MODEL_NAMES, register_agent_models
+from keras_simplicial.agents.model.rllib_model import (
+    MASK_BLOCKED_MOVES,
+    MODEL_NAMES,
+    register_agent_models,
+)
 from keras_simplicial.agents.ranges import (
     Boolean,
     Integer,
@@ -230,7 +234,10 @@ def impala_config(arguments=None, **fields):
             },
             model={
                 "custom_model": MODEL_NAMES[arguments.agent],
-                "custom_model_config": dict(arguments.model_overrides),
+                "custom_model_config": {
+                    **arguments.model_overrides,
+                    **({MASK_BLOCKED_MOVES: True} if arguments.mask_blocked_moves else {}),
+                },
             },
         )
         .experimental(**{CLIP_EACH_VARIABLE: PAPER_IMPALA_HYPERPARAMETERS[CLIP_EACH_VARIABLE]})

@@ -35,7 +35,7 @@ from typing import Optional
 
 from keras_simplicial.agents.atomic_files import atomic_write_text
 from keras_simplicial.agents.model.model_config import split_model_config
-from keras_simplicial.agents.ranges import Integer, JsonObject, OneOf, OrNone
+from keras_simplicial.agents.ranges import Boolean, Integer, JsonObject, OneOf, OrNone
 from keras_simplicial.agents.training.presets import (
     CLIP_EACH_VARIABLE,
     PRESETS,
@@ -64,6 +64,7 @@ NEW_RUN_OVERRIDES = {CLIP_EACH_VARIABLE: False}
 EARLIER_RUN_DEFAULTS = {
     "sampler": "rllib",  # runs written before the batched sampler existed used RLlib's
     "api_stack": "old",  # runs written before the new stack existed trained on the old one
+    "mask_blocked_moves": False,  # runs written before it could mask played every move
 }
 # IMPALA settings that the overrides of run.json files written by earlier versions lack, and the
 # value those runs trained with.
@@ -130,6 +131,9 @@ class RunArguments:
         seed: seeds the env runners and the model initialisation (None: unseeded).
         sampler: one of `SAMPLERS`.
         api_stack: one of `API_STACKS`.
+        mask_blocked_moves: the policy chooses among the moves the board lets through only
+            (`BoxWorldCore.allowed_moves`), in training and in play: a change to the paper's
+            agent, whose policy also pushes against walls and closed locks.
     """
 
     env: str = run_argument(
@@ -205,6 +209,14 @@ class RunArguments:
         "(a TorchRLModule around the same Keras model, Keras on PyTorch; RLlib's maintained "
         "stack)",
     )
+    mask_blocked_moves: bool = run_argument(
+        False,
+        flags=("--mask-blocked-moves",),
+        rule=Boolean(),
+        help="mask the moves the board blocks (walls, key tiles, locks whose key is not held) out "
+        "of the policy, in training and in play: a change to the paper's agent (old API stack, "
+        "batched sampler)",
+    )
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -218,6 +230,12 @@ class RunArguments:
                 object.__setattr__(self, field.name, dict(value))
             elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
                 object.__setattr__(self, field.name, int(value))
+        if self.mask_blocked_moves and (self.api_stack, self.sampler) != ("old", "batched"):
+            raise ValueError(
+                "mask_blocked_moves (--mask-blocked-moves) needs api_stack 'old' and sampler "
+                f"'batched' (the sampler that gives the policy each board's allowed moves), got "
+                f"api_stack {self.api_stack!r} and sampler {self.sampler!r}."
+            )
         object.__setattr__(self, "overrides", {**NEW_RUN_OVERRIDES, **self.overrides})
         architecture, jit_compile = split_model_config(self.model_overrides)
         object.__setattr__(self, "_architecture", architecture)

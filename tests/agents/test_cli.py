@@ -70,6 +70,9 @@ def test_every_run_argument_is_a_flag_generated_from_its_field(command):
         "overrides": {"lr": 0.001},
         "sampler": "rllib",
     }
+    for switch, value in (("--mask-blocked-moves", True), ("--no-mask-blocked-moves", False)):
+        parsed = cli.build_parser().parse_args([*argv, switch])
+        assert given_run_arguments(parsed) == {"mask_blocked_moves": value}
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args([*argv, "--num-env-runners", "-1"])
 

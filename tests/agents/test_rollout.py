@@ -7,6 +7,7 @@ import pytest
 import keras_simplicial.envs  # noqa: F401  (registers the ids)
 from keras_simplicial.agents.rollout import choose_actions, episode_outcomes, play_episodes
 from keras_simplicial.envs.oracle import path_to, plan_actions
+from keras_simplicial.envs.palette import PLAYER_RGB
 
 EASY = {"rows": 3, "cols": 6, "max_solution_length": 1, "max_distractors": 0, "max_steps": 30}
 
@@ -195,3 +196,33 @@ def test_greedy_loops_are_named_by_what_they_repeat():
     assert outcomes[0].loop == "edge" and outcomes[0].ended_by == "out_of_steps"
     sampled = episode_outcomes(uniform, "BridgeBoxWorld-v0", {**MEDIUM, "max_steps": 20}, 2)
     assert [outcome.loop for outcome in sampled] == [None, None]
+
+
+def test_masking_blocked_moves_chooses_among_the_moves_the_board_allows():
+    def always_up(observations):  # up, then left: both walls on the top-left tile
+        return np.tile([1.0, 5.0, -1.0, -2.0], (len(observations), 1))
+
+    masked = list(
+        play_episodes(
+            always_up,
+            "BridgeBoxWorld-v0",
+            MEDIUM,
+            episodes=4,
+            num_envs=2,
+            seed=0,
+            greedy=True,
+            end_cycles=True,
+            mask_blocked_moves=True,
+        )
+    )
+    for step in masked:
+        np.testing.assert_allclose(step.probabilities.sum(axis=1), 1.0)
+    # Unmasked, "up" walks into the top edge and stays; masked, it never pushes into anything.
+    loops = [loop for step in masked for loop in step.loops if loop is not None]
+    assert loops and "edge" not in loops and set(loops) <= {"cycle"}
+    plain = episode_outcomes(always_up, "BridgeBoxWorld-v0", MEDIUM, 4, greedy=True)
+    assert [outcome.loop for outcome in plain] == ["edge"] * 4
+    # Every episode starts on the top-left tile: left and up have probability 0 there.
+    first = masked[0]
+    assert first.first.all() and (first.observations[:, 0, 0] == PLAYER_RGB).all()
+    assert (first.probabilities[:, :2] == 0).all() and (first.actions == 2).all()

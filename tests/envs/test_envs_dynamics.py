@@ -266,6 +266,52 @@ def test_obstacle_of_the_gem_box_with_neither_key_and_of_the_bridge(hand_made, s
     assert core.obstacle(0, DOWN) == "closed_wrong_box"
 
 
+def test_allowed_moves_are_the_moves_without_an_obstacle():
+    """`allowed_moves` of all boards at once agrees with `obstacle` board by board, and exactly
+    the moves it allows move the player, on random play in both modes."""
+    from keras_simplicial.envs.config import BoxWorldConfig
+    from keras_simplicial.envs.core import BoxWorldCore
+
+    rng = np.random.default_rng(0)
+    for mode in ("bridge", "standard"):
+        core = BoxWorldCore(32, BoxWorldConfig.create(mode, max_steps=40))
+        for board in range(core.num_boards):
+            core.seed(board, np.random.default_rng(board))
+        core.reset_boards()
+        checked = blocked = 0
+        for _ in range(150):
+            allowed = core.allowed_moves()
+            assert allowed.shape == (32, 4) and allowed.dtype == bool
+            walled_in = np.zeros(core.num_boards, bool)
+            for board in range(core.num_boards):
+                free = [core.obstacle(board, a) is None for a in range(4)]
+                walled_in[board] = not any(free)
+                expected = free if any(free) else [True] * 4
+                assert allowed[board].tolist() == expected, (mode, board)
+                blocked += 4 - sum(free)
+            assert core.allowed_moves([3, 1]).tolist() == allowed[[3, 1]].tolist()
+            actions = rng.integers(0, 4, core.num_boards)
+            before = core.pos.copy()
+            _, terminated, truncated, _ = core.step(actions, autoreset=False)
+            chosen = allowed[np.arange(32), actions]
+            moved = core.pos != before
+            assert (moved == chosen)[~walled_in].all()
+            core.reset_boards(np.flatnonzero(terminated | truncated))
+            checked += core.num_boards
+        assert blocked > checked // 4  # the boards did block moves
+
+
+def test_a_board_that_blocks_every_move_allows_them_all(hand_made):
+    core = hand_made(
+        [
+            ((3,), 5, (0, 1), False),  # box C3 |- C5: key tile (0, 1), lock (0, 2)
+            ((7,), 9, (1, 0), False),  # box C7 |- C9: key tile (1, 0), lock (1, 1)
+        ]
+    )
+    assert [core.obstacle(0, a) for a in range(4)] == ["edge", "edge", "key_tile", "key_tile"]
+    assert core.allowed_moves().tolist() == [[True] * 4]
+
+
 def test_blocked_move_reward_costs_only_the_moves_the_board_blocks(hand_made, step_core):
     objects = [
         ((), 3, (1, 1), False),  # loose key |- C3

@@ -45,6 +45,7 @@ def test_written_and_read_back(tmp_path):
         "api_stack": "old",
         "env": "BoxWorld-v0",
         "env_config": {"rows": 3},
+        "mask_blocked_moves": False,
         "model_overrides": {},
         "num_env_runners": 0,
         "num_envs_per_env_runner": 64,
@@ -61,6 +62,23 @@ def test_an_earlier_run_json_still_loads_with_the_sampler_it_used(tmp_path):
     arguments = RunArguments.read(path)
     assert arguments.sampler == "rllib" and RunArguments().sampler == "batched"
     assert arguments.env_config == EARLIER_RUN["env_config"] and arguments.seed == 1
+
+
+def test_masking_blocked_moves_is_a_run_argument_of_the_batched_old_stack(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(EARLIER_RUN))
+    assert RunArguments.read(path).mask_blocked_moves is False  # runs before it played every move
+    masked = RunArguments.from_preset("bridge-small", "simplicial", mask_blocked_moves=True)
+    masked.write(path)
+    assert RunArguments.read(path).mask_blocked_moves is True
+    assert RunArguments.from_preset("bridge-small", "simplicial").mask_blocked_moves is False
+    with pytest.raises(
+        ValueError, match=r"mask_blocked_moves \(--mask-blocked-moves\) must be true"
+    ):
+        RunArguments(mask_blocked_moves=1)
+    for other in ({"api_stack": "new"}, {"sampler": "rllib"}):
+        with pytest.raises(ValueError, match="needs api_stack 'old' and sampler 'batched'"):
+            RunArguments(mask_blocked_moves=True, **other)
 
 
 def test_a_new_run_records_that_it_clips_the_global_norm(tmp_path):
