@@ -112,14 +112,14 @@ def inventory_probe(
     colour_rgb = make_vector_env(env_id, 1, env_config).core.colour_rgb
     states = _held_states(
         logits,
-        env_id,
-        env_config,
-        episodes,
-        seed,
-        num_envs,
-        greedy,
-        max_steps,
         max_states,
+        env_id=env_id,
+        env_config=env_config,
+        episodes=episodes,
+        seed=seed,
+        num_envs=num_envs,
+        greedy=greedy,
+        max_steps=max_steps,
         mask_blocked_moves=mask_blocked_moves,
     )
     if not states:
@@ -171,31 +171,11 @@ def inventory_probe(
     )
 
 
-def _held_states(
-    logits,
-    env_id,
-    env_config,
-    episodes,
-    seed,
-    num_envs,
-    greedy,
-    max_steps,
-    cap,
-    mask_blocked_moves=False,
-):
-    """The distinct states of the episodes played in which a key is held (at most `cap`)."""
+def _held_states(logits, cap, **play):
+    """The distinct states in which a key is held (at most `cap`) of the episodes
+    `play_episodes(logits, **play)` plays."""
     states, seen = [], set()
-    for step in play_episodes(
-        logits,
-        env_id,
-        env_config,
-        episodes=episodes,
-        num_envs=num_envs,
-        seed=seed,
-        greedy=greedy,
-        max_steps=max_steps,
-        mask_blocked_moves=mask_blocked_moves,
-    ):
+    for step in play_episodes(logits, **play):
         core = step.core
         # After the step, a board whose episode goes on is at its next decision.
         for board in step.boards[~step.ended]:

@@ -58,7 +58,9 @@ def test_a_policy_that_reads_the_inventory_changes():
 def test_the_gem_box_states_hold_one_of_its_keys_and_both_keys_adds_the_other():
     config = {**MEDIUM, "max_steps": 150}
     colour_rgb = make_vector_env("BridgeBoxWorld-v0", 1, config).core.colour_rgb
-    states = _held_states(board_only, "BridgeBoxWorld-v0", config, 24, 0, 8, False, None, 10_000)
+    states = _held_states(
+        board_only, 10_000, env_id="BridgeBoxWorld-v0", env_config=config, episodes=24, num_envs=8
+    )
     distinct = {state.observation.tobytes() for state in states}
     assert len(distinct) == len(states)
     at_gem = [state for state in states if state.gem_push >= 0]

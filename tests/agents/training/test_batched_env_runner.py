@@ -1,4 +1,5 @@
-"""The batched env runner returns what RLlib's sampler would, laid out as IMPALA's V-trace reads."""
+"""The batched env runner returns what RLlib's sampler would, laid out as IMPALA's V-trace reads,
+and masks the moves the board blocks when the run asks it to (`--mask-blocked-moves`)."""
 
 import os
 
@@ -9,6 +10,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import keras_simplicial.envs  # noqa: E402,F401
+from keras_simplicial.agents.model.rllib_model import ALLOWED_MOVES  # noqa: E402
+from keras_simplicial.agents.rollout import BLOCKED_MOVE_LOGIT  # noqa: E402
 from keras_simplicial.agents.training.impala import impala_config  # noqa: E402
 from keras_simplicial.agents.training.rllib_envs import BoxWorldRLlibVectorEnv  # noqa: E402
 from keras_simplicial.agents.training.train import start_ray  # noqa: E402
@@ -20,10 +23,16 @@ BOARDS, HORIZON, SEED = 4, 16, 5
 
 
 @pytest.fixture(scope="module")
-def algorithm():
+def ray_session():
     import ray
 
     start_ray(num_env_runners=0)
+    yield
+    ray.shutdown()
+
+
+def small_algorithm(**fields):
+    """IMPALA of the relational agent on `BOARDS` small boards, `HORIZON`-step fragments."""
     config = impala_config(
         env=ENV_ID,
         agent="relational",
@@ -33,11 +42,16 @@ def algorithm():
         seed=SEED,
         model_overrides={"jit_compile": False},
         overrides={"rollout_fragment_length": HORIZON, "train_batch_size": BOARDS * HORIZON},
+        **fields,
     )
-    algorithm = config.build_algo()
+    return config.build_algo()
+
+
+@pytest.fixture(scope="module")
+def algorithm(ray_session):
+    algorithm = small_algorithm()
     yield algorithm
     algorithm.stop()
-    ray.shutdown()
 
 
 def rows_of(batch, board):
@@ -211,3 +225,70 @@ def test_rllib_vector_env_steps_all_boards_without_autoreset():
     assert set(info) == {"puzzle_type", "solvable", "is_success", "solution_length", "ended_by"}
     with pytest.raises(ValueError, match="env must be one of"):
         BoxWorldRLlibVectorEnv("CartPole-v1", 2)
+
+
+# --mask-blocked-moves: the policy chooses among the moves the board lets through, when the
+# sampler samples and when the learner computes its loss.
+@pytest.fixture(scope="module")
+def masked_algorithm(ray_session):
+    algorithm = small_algorithm(mask_blocked_moves=True)
+    yield algorithm
+    algorithm.stop()
+
+
+def test_the_sampler_chooses_only_allowed_moves_and_says_which_they_were(masked_algorithm):
+    runner = masked_algorithm.env_runner
+    assert runner.policy_map["default_policy"].model.mask_blocked_moves
+    batch = runner.sample().policy_batches["default_policy"]
+    allowed = batch[ALLOWED_MOVES]
+    assert allowed.dtype == np.float32 and allowed.shape == (BOARDS * HORIZON, 4)
+    assert set(np.unique(allowed)) <= {0.0, 1.0}
+    assert (allowed == 0).any(), "the edges of a 3 x 6 board block moves"
+    rows = np.arange(len(allowed))
+    assert (allowed[rows, batch["actions"]] == 1).all()
+    logits = batch["action_dist_inputs"]
+    assert (logits[allowed == 0] == BLOCKED_MOVE_LOGIT).all()
+    assert (logits[allowed == 1] > BLOCKED_MOVE_LOGIT / 2).all()
+    assert np.isfinite(batch["action_logp"]).all()
+
+
+def test_the_column_holds_the_moves_each_board_allowed(masked_algorithm):
+    """A single env with board b's seed, replaying b's actions, allows what the column says."""
+    runner = masked_algorithm.env_runner
+    seeds = [runner.worker_index * 1000 + i + runner.seed for i in range(BOARDS)]
+    runner.env.vector_reset(seeds=seeds)
+    runner._pending = None
+    batch = runner.sample().policy_batches["default_policy"]
+    for board in range(BOARDS):
+        env = gym.make(ENV_ID, **ENV_CONFIG)
+        env.reset(seed=seeds[board])
+        core = env.unwrapped.core
+        for row in range(board * HORIZON, (board + 1) * HORIZON):
+            np.testing.assert_array_equal(batch[ALLOWED_MOVES][row], core.allowed_moves()[0])
+            _, _, terminated, truncated, _ = env.step(int(batch["actions"][row]))
+            if terminated or truncated:
+                env.reset()
+
+
+def test_the_learner_masks_its_logits_with_the_column(masked_algorithm):
+    import tensorflow as tf
+
+    policy = masked_algorithm.get_policy()
+    batch = masked_algorithm.env_runner.sample().policy_batches["default_policy"]
+    allowed = batch[ALLOWED_MOVES]
+    logits, _ = policy.model(
+        {"obs": tf.constant(batch["obs"]), ALLOWED_MOVES: tf.constant(allowed)}
+    )
+    raw, _ = policy.model.logits_and_values(batch["obs"])
+    logits, raw = logits.numpy(), raw.numpy()
+    np.testing.assert_array_equal(logits[allowed == 0], BLOCKED_MOVE_LOGIT)
+    np.testing.assert_allclose(logits[allowed == 1], raw[allowed == 1], atol=1e-5)
+    # The loss on the sampled batch is finite (no 0 * inf in the entropy) and the update runs.
+    before = [w.copy() for w in policy.get_weights()]
+    stats = policy.learn_on_batch(batch)["learner_stats"]
+    for name in ("policy_loss", "entropy", "vf_loss"):
+        assert np.isfinite(stats[name]), name
+    after = policy.get_weights()
+    assert any(not np.array_equal(a, b) for a, b in zip(before, after))
+    # Over the allowed moves only: at most log(number allowed) of a row, below log(4) on average.
+    assert stats["entropy"] < np.log(4)
