@@ -5,8 +5,9 @@
 
 A sweep directory (`keras-simplicial sweep --out`) holds one run directory per agent and seed. A
 run *reaches the target* when its best checkpoint wins at least `--target` of the greedy episodes
-the sweep evaluated it on (`evaluation_best_greedy.json`, or the final checkpoint's report where
-the best is the final one); with `--budget`, its best checkpoint
+the sweep evaluated it on (`evaluation_best_greedy.json`, or, in a sweep written before the best
+checkpoint's reports were also written where it is the final one, the final checkpoint's report);
+with `--budget`, its best checkpoint
 within that many steps (`evaluation_within_<budget>_greedy.json`, written by `sweep --budget`).
 A run not yet evaluated is left out and named. Per sweep and agent: the runs that reach the
 target, of the runs evaluated, with their seeds and the win rates of the others; the figure
@@ -26,8 +27,8 @@ def evaluation_file(run_dir, budget=None):
 
 def best_greedy_win_rate(run_dir, budget=None):
     """The greedy win rate the sweep recorded for the run's best checkpoint (within `budget`), or
-    None. The sweep plays a checkpoint once: where the best checkpoint is the final one, its
-    report is `evaluation_final_greedy.json`."""
+    None. Sweeps written before `sweep.evaluate_checkpoints` wrote a best checkpoint that is the
+    final one under both names have only `evaluation_final_greedy.json` for it."""
     run_dir = Path(run_dir)
     evaluation = evaluation_file(run_dir, budget)
     if evaluation.is_file():

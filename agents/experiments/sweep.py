@@ -87,15 +87,20 @@ def evaluate_checkpoints(run_dir, checkpoints, episodes, record_ended_by=()):
     greedy, cached in `evaluation_<name>_<mode>.json` (re-used while they name the same
     checkpoint, by `checkpoint_key`, and the same number of episodes). `record_ended_by`: the
     modes ("sampled", "greedy") whose cached reports must also say why episodes ended
-    (`ended_by`); one written before evaluations recorded it is played again."""
+    (`ended_by`); one written before evaluations recorded it is played again. A checkpoint under
+    two names (the best one is the final one) is played once, and each name gets its files."""
     from keras_simplicial.agents.analysis import evaluation
+    from keras_simplicial.agents.atomic_files import atomic_write_json
     from keras_simplicial.agents.training import checkpoints as loading
 
-    results, done = {}, {}
+    results, done, reports = {}, {}, {}
     for which, checkpoint in checkpoints.items():
         key = checkpoint_key(checkpoint)
         if key in done:
             results[which] = results[done[key]]
+            for mode in ("sampled", "greedy"):
+                path = Path(run_dir) / f"evaluation_{which}_{mode}.json"
+                atomic_write_json(path, reports[done[key], mode])
             continue
         done[key] = which
         results[which] = {"checkpoint": str(checkpoint)}
@@ -119,7 +124,7 @@ def evaluate_checkpoints(run_dir, checkpoints, episodes, record_ended_by=()):
                 report = evaluation.evaluate_checkpoint(
                     checkpoint, episodes=episodes, explore=explore, output=path, policy=policy
                 ).to_dict()
-            results[which][mode] = report["overall"]
+            results[which][mode], reports[which, mode] = report["overall"], report
     return results
 
 

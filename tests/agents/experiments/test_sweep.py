@@ -159,6 +159,33 @@ def test_cached_evaluations_hold_wherever_the_run_directory_is(tmp_path, monkeyp
     assert sweep.checkpoint_key("/a/b/checkpoints/iter_000020") == "iter_000020"
 
 
+def test_a_best_checkpoint_that_is_the_final_one_is_played_once_and_has_its_own_files(
+    tmp_path, monkeypatch
+):
+    """Every reader of a run directory finds `evaluation_best_*.json`, also where the best
+    checkpoint is the final one (played once, its reports written under both names)."""
+    from keras_simplicial.agents.analysis import evaluation
+    from keras_simplicial.agents.training import checkpoints
+
+    run = make_run(tmp_path / "run", iterations=30, steps_per_iteration=10_000, best_iteration=30)
+    evaluated = []
+
+    def evaluate(checkpoint, episodes, explore, output, policy):
+        evaluated.append(explore)
+        report = {"checkpoint": str(checkpoint), "overall": {"episodes": episodes, "win_rate": 0.5}}
+        Path(output).write_text(json.dumps(report, indent=2) + "\n")
+        return types.SimpleNamespace(to_dict=lambda: report)
+
+    monkeypatch.setattr(evaluation, "evaluate_checkpoint", evaluate)
+    monkeypatch.setattr(checkpoints, "load_policy", lambda checkpoint: object())
+    result = sweep.evaluate_run(run, episodes=10)
+    assert evaluated == [True, False] and result["best"] == result["final"]
+    for mode in ("sampled", "greedy"):
+        final = json.loads((run / f"evaluation_final_{mode}.json").read_text())
+        assert json.loads((run / f"evaluation_best_{mode}.json").read_text()) == final
+        assert final["checkpoint"].endswith("iter_000030")
+
+
 def test_a_finished_run_kept_without_its_checkpoints_is_reported_from_its_evaluations(tmp_path):
     """The repository commits a sweep's finished runs without their checkpoints (a few MB each);
     the same sweep run again must report them, not fail or train them again."""
