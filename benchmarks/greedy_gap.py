@@ -18,8 +18,11 @@ means its best checkpoint), on the run's own environment:
    and how many meet one of the loop's states (the greedy loop lies on sampled play's own path, or
    only greedy play goes there).
 3. The same `--episodes` boards played greedily among the moves the board allows (the most
-   probable move that `core.obstacle` lets through): what greedy play would win if a move the
-   board blocks could never be chosen, and how many of its episodes end in a cycle of moves.
+   probable move that `core.allowed_moves` lets through): what greedy play would win if a move
+   the board blocks could never be chosen, and how many of its episodes end in a cycle of moves.
+
+A run trained with `--mask-blocked-moves` is played as it trained, masked, in 1 and 2 as well
+(its loops are then cycles of moves, and 3 is its greedy play again).
 """
 
 import argparse
@@ -59,6 +62,7 @@ def greedy_loops(agent, env_id, env_config, episodes, seed=0):
         seed=seed,
         greedy=True,
         end_cycles=True,
+        mask_blocked_moves=agent.mask_blocked_moves,
     ):
         core = step.core
         _, value, _ = step.outputs
@@ -104,7 +108,7 @@ def sampled_on_board(agent, env_id, env_config, board_seed, samples, loop_observ
     """`samples` sampled episodes of board `board_seed`: (wins, episodes meeting a loop state)."""
     from gymnasium.utils import seeding
 
-    from keras_simplicial.agents.rollout import choose_actions
+    from keras_simplicial.agents.rollout import choose_actions, mask_logits
     from keras_simplicial.envs import episode_step_limit, make_vector_env
 
     limit = episode_step_limit(env_config, None)
@@ -121,6 +125,8 @@ def sampled_on_board(agent, env_id, env_config, board_seed, samples, loop_observ
         for board in np.flatnonzero(playing):
             met[board] |= core.obs[board].tobytes() in trap
         logits = np.asarray(agent.logits(core.obs.copy()))
+        if agent.mask_blocked_moves:
+            logits = mask_logits(logits, core.allowed_moves())
         actions[:], _ = choose_actions(logits, False, rng)
         _, terminated, truncated, _ = core.step(actions, autoreset=False)
         # Boards whose episode has ended are stepped too (one batch shape); read each outcome
@@ -131,47 +137,27 @@ def sampled_on_board(agent, env_id, env_config, board_seed, samples, loop_observ
     return int(won.sum()), int(met.sum())
 
 
-def greedy_unblocked(agent, env_id, env_config, episodes, seed=0, batch=250):
+def greedy_unblocked(agent, env_id, env_config, episodes, seed=0):
     """Greedy play that skips the moves the board blocks, on boards seed ... seed + episodes - 1
     (the boards of `greedy_loops`): (episodes won, episodes ended at a repeated observation).
 
     A repeated observation ends an episode as in `greedy_loops`; with no blocked move ever
     taken, what repeats is a cycle of moves.
     """
-    from gymnasium.utils import seeding
+    from keras_simplicial.agents.rollout import episode_outcomes
 
-    from keras_simplicial.agents.rollout import choose_actions
-    from keras_simplicial.envs import episode_step_limit, make_vector_env
-
-    limit = episode_step_limit(env_config, None)
-    won = cycles = 0
-    for first in range(0, episodes, batch):
-        boards = min(batch, episodes - first)
-        core = make_vector_env(env_id, boards, {**env_config, "max_steps": limit}, copy=False).core
-        for board in range(boards):
-            core.seed(board, seeding.np_random(int(seed) + first + board)[0])
-        core.reset_boards(np.arange(boards))
-        seen = [set() for _ in range(boards)]
-        playing = np.ones(boards, bool)
-        while playing.any():
-            for board in np.flatnonzero(playing):
-                observation = core.obs[board].tobytes()
-                if observation in seen[board]:
-                    playing[board] = False
-                    cycles += 1
-                seen[board].add(observation)
-            if not playing.any():
-                break
-            _, probabilities = choose_actions(agent.logits(core.obs.copy()), True, None)
-            for board in np.flatnonzero(playing):
-                for action in range(probabilities.shape[-1]):
-                    if core.obstacle(board, action) is not None:
-                        probabilities[board, action] = -1.0
-            _, terminated, truncated, _ = core.step(probabilities.argmax(-1), autoreset=False)
-            ended = playing & (terminated | truncated)
-            won += int(core.is_success[ended].sum())
-            playing &= ~ended
-    return won, cycles
+    outcomes = episode_outcomes(
+        agent.logits,
+        env_id,
+        env_config,
+        episodes,
+        num_envs=min(64, episodes),
+        seed=seed,
+        greedy=True,
+        mask_blocked_moves=True,
+    )
+    won = sum(outcome.won for outcome in outcomes)
+    return won, sum(outcome.loop is not None for outcome in outcomes)
 
 
 def quantiles(values):

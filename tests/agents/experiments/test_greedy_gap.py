@@ -19,6 +19,7 @@ class PushesLeft:
     board at 2.0: from the fixed start (0, 0), greedy play pushes into the edge for ever."""
 
     kind = "fake"
+    mask_blocked_moves = False
 
     def logits(self, observations):
         probabilities = np.full((len(observations), 4), 0.2 / 3)
