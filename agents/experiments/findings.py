@@ -17,7 +17,11 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from keras_simplicial.agents.experiments.learning import run_summary
-from keras_simplicial.agents.experiments.setting import paper_deviations
+from keras_simplicial.agents.experiments.setting import (
+    SharedSetting,
+    paper_deviations,
+    shared_setting,
+)
 from keras_simplicial.agents.experiments.statistics import (
     compare_seeds,
     first_sustained_step,
@@ -195,14 +199,14 @@ def loss_causes(reports):
 class Findings:
     """What the report shows, every field computed from the run directories by `findings`."""
 
-    preset: dict
+    setting: SharedSetting  # the runs' puzzles, policy and architecture: `shared_setting`
     deviations: list  # [(what, these runs, the paper)]: `paper_deviations`
     kept_from_table_1: list  # [(IMPALA hyperparameter, value)] the runs share with the paper
     runs: dict  # {(agent, seed): one run's record, see `findings`}
     comparisons: dict  # {measure: `statistics.SeedComparison`}, simplicial vs relational
     per_type: dict  # {agent: {puzzle type: (mean, std, rates)}} of the best checkpoints, sampled
     loss_causes: dict  # {agent: {puzzle type: {lost outcome: mean share}}}: `loss_causes`
-    random_rate: float  # a uniformly random policy's win rate on the preset's puzzles
+    random_rate: float  # a uniformly random policy's win rate on the runs' puzzles
     time_factor: dict  # {agent: Appendix C's factor on its steps}
     throughput: dict  # `measured_throughput`: the frames/s behind time_factor and their machine
     curve_paths: dict  # {"figure4" | "per_run" | "time_adjusted": figure path}
@@ -222,17 +226,20 @@ def findings(options, run_dirs, throughput):
         per_type_statistics,
         plot_per_type_win_rates,
     )
-    from keras_simplicial.agents.training.presets import PRESETS
     from keras_simplicial.agents.training.run_arguments import RunArguments
     from keras_simplicial.agents.training.run_directory import RunDirectory
 
-    preset = PRESETS[options.preset]
     figures = Path(options.figures)
     figures.mkdir(parents=True, exist_ok=True)
     dirs = {key: d for key, d in run_dirs.items() if RunDirectory(d).metrics_file.exists()}
     missing = sorted(set(run_dirs) - set(dirs))
     if missing:
         raise FileNotFoundError(f"No run yet for {missing}; run without --report-only first.")
+    trained_with = {
+        f"{agent}-seed{seed}": RunArguments.read(RunDirectory(d).run_file)
+        for (agent, seed), d in dirs.items()
+    }
+    setting = shared_setting(trained_with)
 
     curve_paths = {
         "figure4": figures / "learning_curves.png",
@@ -268,9 +275,7 @@ def findings(options, run_dirs, throughput):
             / 1e6,
             "evaluations": evaluations,
             "best_sampled_report": best_sampled_report(run_dir, best, options.eval_episodes),
-            "probe": probe(
-                run_dir, best, options.probe_episodes, preset["env"], preset["env_config"]
-            ),
+            "probe": probe(run_dir, best, options.probe_episodes, setting.env, setting.env_config),
         }
     time_factor = appendix_c_factors(throughput["frames_per_s"])
     for (agent, _), r in runs.items():
@@ -301,22 +306,16 @@ def findings(options, run_dirs, throughput):
     machines = {
         entry["machine"] for d in dirs.values() for entry in RunDirectory(d).read_machines()
     }
-    trained_with = {
-        f"{agent}-seed{seed}": RunArguments.read(RunDirectory(d).run_file).overrides
-        for (agent, seed), d in dirs.items()
-    }
-    deviations, kept = paper_deviations(
-        options, preset, machines or {"unrecorded machines"}, trained_with
-    )
+    deviations, kept = paper_deviations(options, machines or {"unrecorded machines"}, trained_with)
     return Findings(
-        preset=preset,
+        setting=setting,
         deviations=deviations,
         kept_from_table_1=kept,
         runs=runs,
         comparisons=comparisons,
         per_type=per_type_statistics(reports),
         loss_causes=loss_causes(reports),
-        random_rate=random_policy_win_rate(preset["env"], preset["env_config"]),
+        random_rate=random_policy_win_rate(setting.env, setting.env_config),
         time_factor=time_factor,
         throughput=throughput,
         curve_paths=curve_paths,

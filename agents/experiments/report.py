@@ -60,8 +60,8 @@ def setup_section(options, found):
         "",
         "## Set-up",
         "",
-        f"- Preset `{options.preset}`: `{arguments.env}` with "
-        f"`{json.dumps(arguments.env_config, sort_keys=True)}`; IMPALA overrides "
+        f"- Preset `{options.preset}`: `{found.setting.env}` with "
+        f"`{json.dumps(found.setting.env_config, sort_keys=True)}`; IMPALA overrides "
         f"`{json.dumps(recipe, sort_keys=True)}`.",
         f"- Seeds {', '.join(map(str, options.seeds))} per agent, {options.stop_timesteps:,} "
         "environment steps per run, one run at a time.",
@@ -89,8 +89,9 @@ def setup_section(options, found):
 def deviations_table(found):
     """Every way the runs differ from the paper's, then what of Table 1 they keep."""
     lines = [
-        "How these runs differ from the paper's (read from the preset, `PRESETS` in "
-        "agents/training/presets.py, Table 1's `PAPER_IMPALA_HYPERPARAMETERS` there, and "
+        "How these runs differ from the paper's (read from the runs' run.json files, the "
+        "paper preset and Table 1's `PAPER_IMPALA_HYPERPARAMETERS` in "
+        "agents/training/presets.py, and "
         "`PAPER_DEFAULTS` in agents/model/architecture.py); the 2-simplicial rows concern the "
         "simplicial agent, every other row both agents alike:",
         "",
@@ -388,7 +389,7 @@ def attention_section(options, found):
 
 
 def scale_section(found):
-    config = found.preset.get("env_config", {})
+    config = found.setting.env_config
     board = f"{config.get('rows', '?')} x {config.get('cols', '?')}"
     lengths = config.get("max_solution_length", "?")
     types = sorted({t for by_type in found.per_type.values() for t in by_type})

@@ -1,16 +1,20 @@
 """How a comparison's runs are set up, and every way that set-up differs from the paper's: the
-puzzles, the 2-simplicial block, the IMPALA recipe and the actors, each read from the preset,
-Table 1 (`PAPER_IMPALA_HYPERPARAMETERS`) and the architecture's defaults (`PAPER_DEFAULTS`),
-never retyped.
+puzzles, the policy's moves, the 2-simplicial block, the IMPALA recipe and the actors, each read
+from the runs' own run.json files, Table 1 (`PAPER_IMPALA_HYPERPARAMETERS`) and the
+architecture's defaults (`PAPER_DEFAULTS`), never retyped.
 
-    rows, kept = paper_deviations(options, PRESETS["bridge-small"], machines, trained_with)
+    runs = {name: RunArguments.read(run_json) for name, run_json in ...}
+    rows, kept = paper_deviations(options, machines, runs)
     # rows: [(what, these runs, the paper)]; kept: [(Table 1 key, value)] the runs share
-    # trained_with: {run name: the IMPALA overrides of its run.json}, what the recipe rows read
 
-The recipe rows describe what the runs trained with, read from their own run.json files: a run
-keeps the gradient clipping it started with when it resumes, whatever a new run would do now.
+The rows describe what the runs trained with, not what a new run would: a run keeps the
+gradient clipping it started with when it resumes, and a run given `--env-config` or
+`--mask-blocked-moves` is described with them. Runs of one comparison share their puzzles,
+policy and architecture (`shared_setting`); their IMPALA recipes may differ, a row then naming
+each value with its runs.
 """
 
+import dataclasses
 import json
 
 from keras_simplicial.agents.training.run_arguments import CLIP_EACH_VARIABLE
@@ -23,6 +27,9 @@ PAPER_SIMPLICIAL_BLOCK = {"simplicial_logit_scale": None, "simplicial_gain_initi
 GAIN_AT_START = {"zeros": "starts at 0", "ones": "1"}  # by simplicial_gain_initializer
 # The paper's actors (Section 5's hardware remark and the original code's settings).
 PAPER_ACTORS = "one board per worker, 63 workers per machine, ~200 CPUs + 1 GPU learner"
+# The policy's moves: the paper's agent chooses among all four, whatever the board blocks.
+PAPER_POLICY = "any of the 4 moves"
+MASKED_POLICY = "only the moves the board lets through (`--mask-blocked-moves`)"
 
 RECIPE_LABELS = {
     "gamma": "discount gamma",
@@ -92,21 +99,27 @@ def puzzle_setting(env_id, env_config):
     }
 
 
-def puzzle_deviations(preset):
-    """[(what, these runs, the paper)] where `preset`'s puzzles differ from the paper's; a step
-    limit is given with the oracle's shortest plans beside it."""
+def puzzle_deviations(env_id, env_config):
+    """[(what, these runs, the paper)] where the puzzles of `env_id` with `env_config` differ
+    from the paper's; a step limit is given with the oracle's shortest plans beside it."""
     from keras_simplicial.agents.training.presets import PRESETS
 
     paper = PRESETS["paper"]
-    ours = puzzle_setting(preset["env"], preset["env_config"])
+    ours = puzzle_setting(env_id, env_config)
     theirs = puzzle_setting(paper["env"], paper["env_config"])
     if ours["episode limit"] != theirs["episode limit"]:
-        mean, longest = shortest_plan_lengths(preset["env"], preset["env_config"])
+        mean, longest = shortest_plan_lengths(env_id, env_config)
         ours["episode limit"] += (
             f" (shortest plans: {mean:.1f} steps on average, at most {longest}, on "
             f"{PLAN_BOARDS:,} boards)"
         )
     return [(what, ours[what], theirs[what]) for what in ours if ours[what] != theirs[what]]
+
+
+def policy_deviations(mask_blocked_moves):
+    """[(what, these runs, the paper)] of the policy's moves: a row when the runs mask out the
+    moves the board blocks (`RunArguments.mask_blocked_moves`)."""
+    return [("policy", MASKED_POLICY, PAPER_POLICY)] if mask_blocked_moves else []
 
 
 def simplicial_block(params):
@@ -258,20 +271,80 @@ def runs_recipe_deviations(trained_with):
     return merged, sorted(shared)
 
 
-def paper_deviations(options, preset, machines, trained_with=None):
+@dataclasses.dataclass(frozen=True)
+class SharedSetting:
+    """What every run of a comparison has in common: its puzzles, its policy's moves and its
+    architecture (the `RunArguments` fields of the same names)."""
+
+    env: str
+    env_config: dict
+    mask_blocked_moves: bool
+    architecture: dict
+
+    @classmethod
+    def of(cls, arguments):
+        return cls(
+            arguments.env,
+            dict(arguments.env_config),
+            arguments.mask_blocked_moves,
+            arguments.architecture,
+        )
+
+    def key(self):
+        """What two settings are compared by: the puzzles as `BoxWorldConfig` fills them in (so
+        `{}` and `{"random_start": false}` are the same puzzles), the mask and the
+        architecture."""
+        import gymnasium as gym
+
+        from keras_simplicial.envs import BoxWorldConfig
+
+        config = BoxWorldConfig.create(gym.spec(self.env).kwargs["mode"], **self.env_config)
+        return json.dumps(
+            [self.env, config.to_kwargs(), self.mask_blocked_moves, self.architecture],
+            sort_keys=True,
+        )
+
+
+def shared_setting(runs):
+    """The `SharedSetting` of the runs `runs` ({run name: RunArguments}); a `ValueError` that
+    names the runs and what differs when they do not share one (agents compared on other
+    puzzles, or with another policy, are not compared)."""
+    groups = {}
+    for name, arguments in runs.items():
+        setting = SharedSetting.of(arguments)
+        groups.setdefault(setting.key(), (setting, []))[1].append(name)
+    if len(groups) != 1:
+        described = "; ".join(
+            f"{', '.join(sorted(names))}: {json.dumps(dataclasses.asdict(setting), sort_keys=True)}"
+            for setting, names in groups.values()
+        )
+        raise ValueError(
+            "the runs of a comparison must share env, env_config, mask_blocked_moves and the "
+            f"architecture (their run.json files), got {described}."
+        )
+    return next(iter(groups.values()))[0]
+
+
+def paper_deviations(options, machines, runs=None):
     """Every way these runs differ from the paper's, the same for both agents: ([(what, these
     runs, the paper)], Table 1's hyperparameters kept as [(key, value)]).
 
-    `trained_with` ({run name: the IMPALA overrides of its run.json}) is what the recipe rows
-    describe; without it, what `options` would train now.
+    `runs` ({run name: the `RunArguments` of its run.json}) is what the rows describe (their
+    `shared_setting`, and each run's IMPALA overrides); without it, what `options` would train
+    now.
     """
-    if trained_with:
-        recipe, kept = runs_recipe_deviations(trained_with)
+    if runs:
+        setting = shared_setting(runs)
+        recipe, kept = runs_recipe_deviations(
+            {name: arguments.overrides for name, arguments in runs.items()}
+        )
     else:
+        setting = SharedSetting.of(options.arguments)
         recipe, kept = recipe_deviations(options.arguments.overrides)
     rows = (
-        puzzle_deviations(preset)
-        + architecture_deviations(options.arguments.architecture)
+        puzzle_deviations(setting.env, setting.env_config)
+        + policy_deviations(setting.mask_blocked_moves)
+        + architecture_deviations(setting.architecture)
         + recipe
         + [("actors", actors(options, machines), PAPER_ACTORS)]
     )

@@ -112,6 +112,15 @@ def declaration(field):
     return field.metadata["run_argument"]
 
 
+def preset_given_fields():
+    """The names of the fields of `RunArguments` a preset may give (`given_by_preset`)."""
+    return [
+        field.name
+        for field in dataclasses.fields(RunArguments)
+        if declaration(field).given_by_preset
+    ]
+
+
 @dataclasses.dataclass(frozen=True)
 class RunArguments:
     """What a run trains, on what, and how it samples; each field declares its flag, default,
@@ -257,10 +266,11 @@ class RunArguments:
     def from_preset(cls, preset, agent=None, **changes):
         """The arguments of a run of the preset named `preset` (`PRESETS`) with `changes` on top.
 
-        `changes` are fields of `RunArguments` (None: not given). The preset gives `env`,
-        `env_config` and `overrides` (the fields declared `given_by_preset`): an `env` given
-        replaces the preset's, an `env_config` is merged over its env config and `overrides`
-        over its IMPALA overrides (`preset_overrides`: an lr alone replaces its schedule too).
+        `changes` are fields of `RunArguments` (None: not given). The preset gives the fields
+        declared `given_by_preset` that it holds (`env`, `env_config`, `overrides`, and any other
+        such field): a value given replaces the preset's, but an `env_config` is merged over its
+        env config and `overrides` over its IMPALA overrides (`preset_overrides`: an lr alone
+        replaces its schedule too).
         """
         if preset not in PRESETS:
             raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {preset!r}.")
@@ -272,10 +282,11 @@ class RunArguments:
             name: value for name, value in {**changes, "agent": agent}.items() if value is not None
         }
         chosen = PRESETS[preset]
+        by_preset = {name: chosen[name] for name in preset_given_fields() if name in chosen}
         return cls(
             **{
+                **by_preset,
                 **given,
-                "env": given.get("env", chosen["env"]),
                 "env_config": {**chosen["env_config"], **dict(given.get("env_config") or {})},
                 "overrides": preset_overrides(chosen, given.get("overrides")),
             }

@@ -142,9 +142,9 @@ def test_best_sampled_report_plays_again_a_cached_report_without_ended_by(tmp_pa
 
 
 def test_set_up_declares_every_deviation_from_the_paper():
-    from keras_simplicial.agents.training.presets import PRESETS
+    from keras_simplicial.agents.training.run_arguments import RunArguments
 
-    rows, kept = setting.paper_deviations(ReproduceOptions(), PRESETS["bridge-small"], {"CPU x 2"})
+    rows, kept = setting.paper_deviations(ReproduceOptions(), {"CPU x 2"})
     deviations = {what: (ours, paper) for what, ours, paper in rows}
     assert deviations["board"] == ("5 x 6, N = 15 entities", "7 x 9, N = 40 entities")
     assert deviations["solution lengths"] == ("1", "1-3")
@@ -173,16 +173,20 @@ def test_set_up_declares_every_deviation_from_the_paper():
     # A new run clips the global norm, as the paper's code (RLlib 0.7) did: no deviation.
     assert "gradient clipping" not in deviations
     assert "start" not in deviations and "a move the board blocks" not in deviations
-    penalised = {**PRESETS["bridge-small"]}
-    penalised["env_config"] = {
-        **penalised["env_config"],
-        "random_start": True,
-        "blocked_move_reward": -0.5,
-    }
-    rows, _ = setting.paper_deviations(ReproduceOptions(), penalised, {"CPU x 2"})
+    assert "policy" not in deviations
+    # What the runs were given on the command line is declared: here an env config and the mask.
+    changed = ReproduceOptions(
+        arguments=RunArguments.from_preset(
+            "bridge-small",
+            env_config={"random_start": True, "blocked_move_reward": -0.5},
+            mask_blocked_moves=True,
+        )
+    )
+    rows, _ = setting.paper_deviations(changed, {"CPU x 2"})
     deviations_of_the_env = {what: (ours, paper) for what, ours, paper in rows}
     assert deviations_of_the_env["start"] == ("random", "fixed")
     assert deviations_of_the_env["a move the board blocks"] == ("rewarded -0.5", "no cost")
+    assert deviations_of_the_env["policy"] == (setting.MASKED_POLICY, setting.PAPER_POLICY)
     assert deviations["actors"][0] == (
         "64 boards sampled in the learner's process, on CPU x 2 (CPU model x logical CPUs)"
     )
@@ -198,7 +202,7 @@ def test_set_up_declares_every_deviation_from_the_paper():
     assert dict(kept) == {**table_1_kept, "grad_clip": 40.0}
     # At the paper's scale only the architecture and the actors differ.
     options = ReproduceOptions(preset="paper")
-    rows, _ = setting.paper_deviations(options, PRESETS["paper"], {"CPU x 2"})
+    rows, _ = setting.paper_deviations(options, {"CPU x 2"})
     assert [what for what, *_ in rows] == [
         "2-simplicial logits",
         "gain on the 2-simplicial branch",
@@ -247,6 +251,41 @@ def test_the_recipe_rows_describe_what_the_runs_trained_with():
     assert deviations["entropy bonus"] == ("0.01", "0.005")
     assert "grad_clip" not in dict(kept) and dict(kept)["decay"] == 0.99
     assert list(deviations) == [what for what, *_ in setting.recipe_deviations(earlier)[0]]
+
+
+def test_the_set_up_is_the_runs_own_and_runs_of_another_setting_are_refused():
+    """The puzzles and the policy are read from the runs' run.json, whatever `options` would
+    train now; runs that do not share them are no comparison, and are named."""
+    import dataclasses
+
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+
+    plain = RunArguments.from_preset("bridge-small", "relational", seed=1)
+    masked = RunArguments.from_preset(
+        "bridge-small",
+        "relational",
+        seed=1,
+        env_config={"random_start": True},
+        mask_blocked_moves=True,
+    )
+    runs = {
+        "relational-seed1": masked,
+        "simplicial-seed1": dataclasses.replace(masked, agent="simplicial"),
+    }
+    rows, _ = setting.paper_deviations(ReproduceOptions(), {"CPU x 2"}, runs)
+    deviations = {what: (ours, paper) for what, ours, paper in rows}
+    assert deviations["start"] == ("random", "fixed")
+    assert deviations["policy"] == (setting.MASKED_POLICY, setting.PAPER_POLICY)
+
+    # An env config that writes a default out holds the same puzzles as one that leaves it out.
+    explicit = dataclasses.replace(plain, env_config={**plain.env_config, "random_start": False})
+    assert setting.shared_setting({"a": plain, "b": explicit}).env_config == plain.env_config
+    with pytest.raises(
+        ValueError,
+        match=r"must share env, env_config, mask_blocked_moves and the architecture .*"
+        r"relational-seed1: .*\"random_start\": true.*; simplicial-seed1: ",
+    ):
+        setting.shared_setting({"relational-seed1": masked, "simplicial-seed1": plain})
 
 
 def test_throughput_is_measured_once_per_preset_and_cluster(tmp_path, monkeypatch):
@@ -320,7 +359,7 @@ def _findings(late_rates):
         }
 
     return findings.Findings(
-        preset={},
+        setting=setting.SharedSetting("BridgeBoxWorld-v0", {}, False, {}),
         deviations=[],
         kept_from_table_1=[],
         runs={key: record(late) for key, late in late_rates.items()},
@@ -362,7 +401,12 @@ def test_plateaus_name_the_runs_held_below_0_9_and_the_type_they_lose():
     assert findings.plateaus(found) == []
     text = "\n".join(report.scale_section(found))
     assert "neither agent is held by a puzzle type" in text
-    found.preset = {"env_config": {"rows": 5, "cols": 6, "max_solution_length": 1, "max_steps": 40}}
+    found.setting = setting.SharedSetting(
+        "BridgeBoxWorld-v0",
+        {"rows": 5, "cols": 6, "max_solution_length": 1, "max_steps": 40},
+        False,
+        {},
+    )
     found.per_type = {"relational": {(1, 0, 0): (1.0, 0.0, []), (1, 1, 2): (1.0, 0.0, [])}}
     text = "\n".join(report.scale_section(found))
     assert "plays a 5 x 6 board with solution lengths up to 1 (puzzle types (1, 0, 0), " in text

@@ -159,6 +159,18 @@ def test_a_preset_gives_the_environment_and_the_recipe_and_changes_go_on_top():
         RunArguments.from_preset("huge")
 
 
+def test_a_preset_holds_only_fields_it_may_give_and_a_value_given_replaces_its_own():
+    from keras_simplicial.agents.training.presets import PRESETS
+    from keras_simplicial.agents.training.run_arguments import preset_given_fields
+
+    assert {"env", "env_config", "overrides"} <= set(preset_given_fields())
+    for name, preset in PRESETS.items():
+        assert set(preset) <= set(preset_given_fields()), name
+    replaced = RunArguments.from_preset("easy", env="BridgeBoxWorld-v0")
+    assert replaced.env == "BridgeBoxWorld-v0"
+    assert replaced.env_config == PRESETS["easy"]["env_config"]
+
+
 def test_the_model_config_is_split_once():
     arguments = RunArguments(model_overrides={"num_heads": 4, "jit_compile": False})
     assert arguments.architecture == {"num_heads": 4} and arguments.jit_compile is False
