@@ -74,14 +74,19 @@ def shortest_plan_lengths(env_id, env_config, boards=PLAN_BOARDS):
     return sum(lengths) / len(lengths), max(lengths)
 
 
-def puzzle_setting(env_id, env_config):
-    """{what: how} of the puzzles of `env_id` with `env_config`, the paper's defaults filled in
-    (`BoxWorldConfig`)."""
+def puzzle_config(env_id, env_config):
+    """The `BoxWorldConfig` of `env_id` with `env_config`: its mode's defaults filled in."""
     import gymnasium as gym
 
     from keras_simplicial.envs import BoxWorldConfig
 
-    config = BoxWorldConfig.create(gym.spec(env_id).kwargs["mode"], **env_config)
+    return BoxWorldConfig.create(gym.spec(env_id).kwargs["mode"], **env_config)
+
+
+def puzzle_setting(env_id, env_config):
+    """{what: how} of the puzzles of `env_id` with `env_config`, the paper's defaults filled in
+    (`BoxWorldConfig`)."""
+    config = puzzle_config(env_id, env_config)
     lengths = sorted({config.min_solution_length, config.max_solution_length})
     distractors = sorted({config.min_distractors, config.max_distractors})
     return {
@@ -294,11 +299,7 @@ class SharedSetting:
         """What two settings are compared by: the puzzles as `BoxWorldConfig` fills them in (so
         `{}` and `{"random_start": false}` are the same puzzles), the mask and the
         architecture."""
-        import gymnasium as gym
-
-        from keras_simplicial.envs import BoxWorldConfig
-
-        config = BoxWorldConfig.create(gym.spec(self.env).kwargs["mode"], **self.env_config)
+        config = puzzle_config(self.env, self.env_config)
         return json.dumps(
             [self.env, config.to_kwargs(), self.mask_blocked_moves, self.architecture],
             sort_keys=True,
@@ -353,13 +354,10 @@ def paper_deviations(options, machines, runs=None):
 
 def paper_puzzles():
     """The paper's bridge BoxWorld in a few words (the `paper` preset's puzzles)."""
-    import gymnasium as gym
-
     from keras_simplicial.agents.training.presets import PRESETS
-    from keras_simplicial.envs import BoxWorldConfig
 
     paper = PRESETS["paper"]
-    config = BoxWorldConfig.create(gym.spec(paper["env"]).kwargs["mode"], **paper["env_config"])
+    config = puzzle_config(paper["env"], paper["env_config"])
     limit = f"at most {config.max_steps} steps" if config.max_steps else "no step limit"
     return (
         f"{config.rows} x {config.cols}, solution lengths {config.min_solution_length}-"
