@@ -2,7 +2,7 @@
 for failing and succeeding runs side by side (issue: the simplicial agent on every run).
 
     .venv/bin/python benchmarks/bridge_small_diagnosis.py RUN_DIR [RUN_DIR ...]
-        [--boards 40] [--markdown FILE] [--json FILE]
+        [--boards 40] [--late-from 2000000] [--markdown FILE] [--json FILE]
 
 Per run directory (a `keras-simplicial sweep` or `reproduce` run on `bridge-small`):
 
@@ -14,6 +14,9 @@ Per run directory (a `keras-simplicial sweep` or `reproduce` run on `bridge-smal
   the medians over them of the policy entropy, the gradient norm and each part's
   (`grad_norm/<part>`), the 2-simplicial attention's largest probability and saturated share,
   and why (1,1,2) episodes ended (`ended/<why>/1_1_2`, where the run logged it);
+- late in the run: the medians over the iterations from `--late-from` steps on of the training
+  win rate, the policy entropy and the mean episode length (a run that has converged wins every
+  episode, by short paths, with little entropy left);
 - position: does the best checkpoint's policy depend on where the player stands? On `--boards`
   fresh (1,1,2) boards, the standard deviation over the floor tiles of each action's probability
   (`keras-simplicial policy-map`), averaged over actions and boards (0: the same policy on
@@ -42,6 +45,12 @@ PLATEAU_COLUMNS = {
     "ended/out_of_steps/1_1_2": "(1,1,2) out of steps",
     "ended/opened_bridge/1_1_2": "(1,1,2) bridge",
 }
+LATE_COLUMNS = {
+    "win_rate": "late win rate",
+    "entropy": "late entropy",
+    "episode_len_mean": "late episode length",
+}
+LATE_FROM = 2_000_000  # environment steps: the last third of a 3M-step run
 
 
 def read_metrics(run_dir):
@@ -66,10 +75,10 @@ def plateau(rows):
     ]
 
 
-def plateau_medians(rows):
-    """{column: median over the plateau's rows} of `PLATEAU_COLUMNS` the run logged."""
+def medians_of(rows, columns):
+    """{column: median over `rows`} of `columns` (None where the run did not log it)."""
     medians = {}
-    for column in PLATEAU_COLUMNS:
+    for column in columns:
         values = [number(row.get(column)) for row in rows]
         values = [v for v in values if v is not None]
         medians[column] = statistics.median(values) if values else None
@@ -150,8 +159,9 @@ def wins_by_bridge_tile(agent, env_id, env_config, episodes):
     return {tile: sum(won) / len(won) for tile, won in sorted(wins.items())}
 
 
-def diagnose(run_dir, boards):
+def diagnose(run_dir, boards, late_from=LATE_FROM):
     rows = read_metrics(run_dir)
+    late = [row for row in rows if int(row["timesteps"]) >= late_from]
     run = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
     on_plateau = plateau(rows)
     result = outcome(run_dir)
@@ -162,7 +172,9 @@ def diagnose(run_dir, boards):
         "outcome": result,
         "succeeded": None if result is None else result["win_rate"] >= SUCCESS,
         "plateau_steps": steps_on(on_plateau, rows),
-        "plateau_medians": plateau_medians(on_plateau),
+        "plateau_medians": medians_of(on_plateau, PLATEAU_COLUMNS),
+        "late_from": late_from,
+        "late_medians": medians_of(late, LATE_COLUMNS),
         "position_spread": None,
         "wins_by_bridge_tile": None,
     }
@@ -179,7 +191,8 @@ def fmt(value, digits=3):
 
 def markdown(diagnoses):
     header = ["run", "best greedy", "(1,1,2)", "(1,1,2) cycles", "steps on plateau"]
-    header += list(PLATEAU_COLUMNS.values()) + ["position spread", "(1,1,2) wins by bridge tile"]
+    header += list(PLATEAU_COLUMNS.values()) + list(LATE_COLUMNS.values())
+    header += ["position spread", "(1,1,2) wins by bridge tile"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for d in diagnoses:
         result = d["outcome"] or {}
@@ -191,6 +204,7 @@ def markdown(diagnoses):
             fmt((result.get("bridge_type_loops") or {}).get("cycle")),
             f"{d['plateau_steps']:,}",
             *(fmt(medians[column]) for column in PLATEAU_COLUMNS),
+            *(fmt(d["late_medians"][column]) for column in LATE_COLUMNS),
             fmt(d["position_spread"]),
             ", ".join(
                 f"{tile} {rate:.2f}" for tile, rate in (d["wins_by_bridge_tile"] or {}).items()
@@ -207,12 +221,20 @@ def main(argv=None):
     parser.add_argument(
         "--boards", type=int, default=40, help="(1,1,2) boards for the position spread; 0: skip"
     )
+    parser.add_argument(
+        "--late-from",
+        type=int,
+        default=LATE_FROM,
+        help="environment steps from which the late medians are taken",
+    )
     parser.add_argument("--markdown", default=None, help="also write the table here")
     parser.add_argument("--json", default=None, help="also write every number here")
     args = parser.parse_args(argv)
     if args.boards < 0:
         parser.error(f"--boards must be >= 0, got {args.boards}")
-    diagnoses = [diagnose(run, args.boards) for run in args.runs]
+    if args.late_from < 0:
+        parser.error(f"--late-from must be >= 0 steps, got {args.late_from}")
+    diagnoses = [diagnose(run, args.boards, args.late_from) for run in args.runs]
     from keras_simplicial.agents.analysis.results import save_report
 
     text = markdown(diagnoses)

@@ -47,6 +47,26 @@ def test_the_plateau_is_where_type_100_is_learnt_and_the_bridge_type_not(tmp_pat
     assert "| simplicial seed 4 (" in table and "| 0.83 | 0.6 | 0.3 | 3,000 |" in table
 
 
+def test_late_in_the_run_is_the_medians_from_a_step_on(tmp_path):
+    """A converged run wins every episode by short paths with little entropy left."""
+    rows = [
+        {"timesteps": t, "win_rate": w, "entropy": e, "episode_len_mean": n}
+        for t, w, e, n in [(1000, 0.5, 1.0, 30), (5000, 0.98, 0.2, 11), (6000, 1.0, 0.1, 9)]
+    ]
+    write_run(tmp_path / "run", rows)
+    late = SCRIPT["diagnose"](tmp_path / "run", boards=0, late_from=5000)["late_medians"]
+    assert late == {
+        "win_rate": pytest.approx(0.99),
+        "entropy": pytest.approx(0.15),
+        "episode_len_mean": pytest.approx(10),
+    }
+    assert SCRIPT["diagnose"](tmp_path / "run", boards=0, late_from=9000)["late_medians"] == {
+        column: None for column in SCRIPT["LATE_COLUMNS"]
+    }
+    with pytest.raises(SystemExit):
+        SCRIPT["main"]([str(tmp_path / "run"), "--late-from", "-1"])
+
+
 def test_a_run_without_its_best_evaluation_has_no_outcome(tmp_path):
     rows = [{"timesteps": 1000, "win_rate/1_0_0": 0.2, "win_rate/1_1_2": 0.1}]
     write_run(tmp_path / "run", rows)
