@@ -113,7 +113,8 @@ def measured_throughput(out, preset, arguments, *, seconds, address=None):
     Appendix C scales steps by a ratio of speeds, and a ratio is only meaningful within one
     machine and one sitting: the runs' own medians mix sittings (this project's runs trained the
     relational agent at 1,700 frames/s in one and 3,400 in another, on CPUs that name themselves
-    alike). Measured when missing, or when the preset, the cluster or the layout differ.
+    alike). Measured when missing, or when the preset, the cluster, the layout or the masking of
+    blocked moves differ.
     """
     import dataclasses
 
@@ -132,9 +133,11 @@ def measured_throughput(out, preset, arguments, *, seconds, address=None):
             "num_env_runners": arguments.num_env_runners,
             "num_envs_per_env_runner": arguments.num_envs_per_env_runner,
         },
+        "mask_blocked_moves": arguments.mask_blocked_moves,
     }
     if path.exists():
-        stored = json.loads(path.read_text())
+        # Measured before runs could mask: every move played.
+        stored = {"mask_blocked_moves": False, **json.loads(path.read_text())}
         if all(stored.get(key) == value for key, value in setting.items()):
             return stored
     warmup_s = min(20.0, seconds / 2)

@@ -30,6 +30,7 @@ it.
 import dataclasses
 import json
 import numbers
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -351,3 +352,32 @@ class RunArguments:
     def write(self, path):
         """Writes run.json to `path` atomically (readers see the old or the new file)."""
         atomic_write_text(path, json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+
+
+def run_argument_flags(arguments, reference, exclude=()):
+    """The flags (a list of words) that make `reference`, the `RunArguments` a command would make
+    without them, into `arguments`: the command line of a run, read back (`given_run_arguments`
+    the other way). A JSON object's flag gives only the keys that differ, as it is merged over
+    the preset's (an `lr` without `lr_schedule` drops the schedule, as `preset_overrides` reads
+    it); fields named in `exclude` are left out."""
+    flags = []
+    for field in dataclasses.fields(RunArguments):
+        mine, theirs = getattr(arguments, field.name), getattr(reference, field.name)
+        if field.name in exclude or mine == theirs:
+            continue
+        declared = declaration(field)
+        if isinstance(declared.rule, Boolean):
+            flags.append(declared.flag if mine else "--no-" + declared.flag[2:])
+        elif isinstance(mine, dict):
+            changed = {k: v for k, v in mine.items() if k not in theirs or theirs[k] != v}
+            lost = sorted(set(theirs) - set(mine))
+            if field.name == "overrides" and lost == ["lr_schedule"] and "lr" in changed:
+                lost = []  # an lr given alone replaces the schedule (`preset_overrides`)
+            if lost:
+                raise ValueError(
+                    f"{field.name} ({declared.flag}) lacks {lost}, which no flag can take away."
+                )
+            flags += [declared.flag, shlex.quote(json.dumps(changed, sort_keys=True))]
+        else:
+            flags += [declared.flag, shlex.quote(str(mine))]
+    return flags

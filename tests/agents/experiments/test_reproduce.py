@@ -39,6 +39,19 @@ def test_options(capsys):
     given = comparison_arguments("bridge-small", 1_500_000, num_env_runners=2, overrides={"lr": 1})
     assert given.num_env_runners == 2 and "lr_schedule" not in given.overrides
     assert "lr_schedule" not in PRESETS["paper"]["overrides"]
+    # The report names the command that made it, with the run arguments given on top.
+    assert ReproduceOptions().command() == (
+        "keras-simplicial reproduce --preset bridge-small --seeds 1 2 3 --stop-timesteps 3000000 "
+        "--out runs/reproduce-bridge-small --doc runs/reproduce-bridge-small/reproduction.md "
+        "--figures runs/reproduce-bridge-small/figures"
+    )
+    masked = comparison_arguments(
+        "bridge-small", 1_500_000, env_config={"random_start": True}, mask_blocked_moves=True
+    )
+    command = ReproduceOptions(stop_timesteps=1_500_000, arguments=masked, probe_episodes=10)
+    assert command.command().endswith(
+        "--probe-episodes 10 --env-config '{\"random_start\": true}' --mask-blocked-moves"
+    )
     with pytest.raises(ValueError, match="--stop-timesteps must be a positive number, got 0"):
         ReproduceOptions(stop_timesteps=0)
     with pytest.raises(ValueError, match="--preset must be one of"):
@@ -323,6 +336,17 @@ def test_throughput_is_measured_once_per_preset_and_cluster(tmp_path, monkeypatc
     again = measured("easy", num_env_runners=8)
     assert again["layout"]["num_env_runners"] == 8
     assert calls[-1][2] == ("batched", 8, 64)
+    # Runs that mask blocked moves are timed masking them; a file written before runs could mask
+    # timed every move, and stands for unmasked runs.
+    assert measured("easy", num_env_runners=8, mask_blocked_moves=True)["mask_blocked_moves"]
+    assert len(calls) == 8
+    stored = json.loads((tmp_path / "throughput.json").read_text())
+    del stored["mask_blocked_moves"]
+    (tmp_path / "throughput.json").write_text(json.dumps(stored))
+    assert measured("easy", num_env_runners=8, mask_blocked_moves=False)["preset"] == "easy"
+    assert len(calls) == 8
+    assert measured("easy", num_env_runners=8, mask_blocked_moves=True)["mask_blocked_moves"]
+    assert len(calls) == 10
 
 
 def _findings(late_rates):
