@@ -94,6 +94,7 @@ class ReproduceOptions:
             object.__setattr__(self, "doc", str(Path(self.out) / "reproduction.md"))
         if self.figures is None:
             object.__setattr__(self, "figures", str(Path(self.out) / "figures"))
+        self.command()  # the report's header names it: refused now, not after the training
 
     def command(self):
         """The `keras-simplicial reproduce` command line of these options (what the report says
@@ -102,9 +103,9 @@ class ReproduceOptions:
         words += [str(seed) for seed in self.seeds]
         words += ["--stop-timesteps", str(self.stop_timesteps)]
         words += ["--out", self.out, "--doc", self.doc, "--figures", self.figures]
-        defaults = ReproduceOptions(preset=self.preset)
+        defaults = {field.name: field.default for field in dataclasses.fields(self)}
         for name in ("eval_episodes", "probe_episodes"):
-            if getattr(self, name) != getattr(defaults, name):
+            if getattr(self, name) != defaults[name]:
                 words += ["--" + name.replace("_", "-"), str(getattr(self, name))]
         reference = comparison_arguments(self.preset, self.stop_timesteps)
         flags = run_argument_flags(self.arguments, reference, exclude=("agent", "seed"))

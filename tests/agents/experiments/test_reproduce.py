@@ -49,6 +49,9 @@ def test_options(capsys):
         "bridge-small", 1_500_000, env_config={"random_start": True}, mask_blocked_moves=True
     )
     command = ReproduceOptions(stop_timesteps=1_500_000, arguments=masked, probe_episodes=10)
+    # Arguments that no command line of the preset gives are refused before anything trains.
+    with pytest.raises(ValueError, match=r"env_config \(--env-config\) lacks \['cols', "):
+        ReproduceOptions(arguments=RunArguments(env="BridgeBoxWorld-v0"))
     assert command.command().endswith(
         "--probe-episodes 10 --env-config '{\"random_start\": true}' --mask-blocked-moves"
     )
