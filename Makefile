@@ -88,16 +88,16 @@ reproduce-small: $(STAMP)
 		--doc docs/reproduction.md --figures docs/figures/reproduction $(REPRODUCE_FLAGS)
 
 # When 2-simplicial attention helps: every task x model x seed that
-# docs/simplicial-attention-tasks-preregistration.md fixes (136 one-block trainings, one at a time,
-# about 2.3 hours on 2 cores), one JSON per run in benchmarks/results/simplicial-tasks/, then
-# docs/simplicial-attention-tasks.md and its figures. Resumable: run it again to continue where it
+# studies/simplicial-attention-tasks/preregistration.md fixes (136 one-block trainings, one at a time,
+# about 2.3 hours on 2 cores), one JSON per run in studies/simplicial-attention-tasks/results/, then
+# studies/simplicial-attention-tasks/README.md and its figures. Resumable: run it again to continue where it
 # stopped. `make simplicial-tasks-report` redraws the page without training.
 simplicial-tasks: $(STAMP)
-	$(PY) benchmarks/simplicial_tasks.py
-	$(PY) benchmarks/simplicial_tasks_report.py
+	$(PY) studies/simplicial-attention-tasks/run.py
+	$(PY) studies/simplicial-attention-tasks/report.py
 
 simplicial-tasks-report: $(STAMP)
-	$(PY) benchmarks/simplicial_tasks_report.py
+	$(PY) studies/simplicial-attention-tasks/report.py
 
 # Every file of a run damaged in every way, and every command that reads it (docs/benchmarks.md,
 # "Reliability", with how long it takes); the counts go to benchmarks/results/fault-injection.json.

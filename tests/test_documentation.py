@@ -30,8 +30,10 @@ import keras_simplicial_cli as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-# The README first (the site's home page), then the docs pages.
-PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+# The README first (the site's home page), then the docs pages, then the studies' pages.
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+STUDY_PAGES = sorted((ROOT / "studies").glob("*/*.md"))
+PAGES = [README, *DOCS, *STUDY_PAGES]
 # An upper-case word stands for a value the reader fills in (`--out RUN`), so such a span describes
 # a command rather than being one; `...` elides arguments.
 PLACEHOLDER = re.compile(r"(?<![\w-])(?!IMPALA\b)[A-Z][A-Z_]*\b")
@@ -90,11 +92,15 @@ def make_commands():
 
 
 def benchmark_commands():
-    """(page, script, argv) of each command that runs a script of benchmarks/."""
+    """(page, script, argv) of each command that runs a script of benchmarks/ or studies/."""
     found = []
     for page, command in all_commands():
         words = shlex.split(ASSIGNMENT.sub("", command))
-        if len(words) > 1 and words[0].endswith("python") and words[1].startswith("benchmarks/"):
+        if (
+            len(words) > 1
+            and words[0].endswith("python")
+            and words[1].startswith(("benchmarks/", "studies/"))
+        ):
             found.append((page, words[1], words[2:]))
     return found
 
@@ -205,11 +211,34 @@ def test_the_site_lists_every_page_and_links_the_readme_into_it():
             yield from pages(value) if isinstance(value, list) else [value]
 
     listed = set(pages(config["nav"]))
+    # Pages left at the old address of a page that moved into studies/, each a pointer there.
+    pointers = {line.strip().lstrip("/") for line in config["not_in_nav"].splitlines()}
+    for name in pointers:
+        assert "../studies/" in (ROOT / "docs" / name).read_text(encoding="utf-8"), name
     # index.md is the README and cli.md the parser's reference, both written by the build.
-    assert listed == {path.name for path in PAGES[1:]} | {"index.md", "cli.md"}
-    # The README links every page a reader of the repository can open.
-    linked = set(re.findall(r"\]\(docs/([\w-]+\.md)", README.read_text(encoding="utf-8")))
+    assert listed == {path.name for path in DOCS} - pointers | {"index.md", "cli.md"}
+    # The README links every page a reader of the repository can open, and every study.
+    readme = README.read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\(docs/([\w-]+\.md)", readme))
     assert linked == listed - {"index.md", "cli.md"}
+    studies = {path.parent.name for path in STUDY_PAGES}
+    assert set(re.findall(r"\]\(studies/([\w-]+)/README\.md", readme)) == studies
+
+
+def test_the_studies_section_lists_every_study_page():
+    hook = _hook("studies")
+    entries = hook.nav_entries()
+
+    def uris(nav):
+        for entry in nav:
+            value = next(iter(entry.values()))
+            yield from uris(value) if isinstance(value, list) else [value]
+
+    assert set(uris(entries)) == {page.relative_to(ROOT).as_posix() for page in STUDY_PAGES}
+    assert hook.study_markdown("[a](../../docs/agents.md) [b](../../README.md)") == (
+        "[a](../../agents.md) [b](../../index.md)"
+    )
+    assert hook.docs_markdown("[s](../studies/x/README.md)") == "[s](studies/x/README.md)"
 
 
 def test_the_docs_build_fails_on_a_broken_link(tmp_path):
@@ -221,7 +250,7 @@ def test_the_docs_build_fails_on_a_broken_link(tmp_path):
     copy = tmp_path / "copy"
     copy.mkdir()
     ignore = shutil.ignore_patterns("__pycache__")
-    for name in ("keras_simplicial", "envs", "agents", "docs"):
+    for name in ("keras_simplicial", "envs", "agents", "docs", "studies"):
         shutil.copytree(ROOT / name, copy / name, ignore=ignore)
     for name in ("README.md", "mkdocs.yml", "keras_simplicial_cli.py"):
         shutil.copy(ROOT / name, copy / name)

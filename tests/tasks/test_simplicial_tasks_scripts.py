@@ -1,5 +1,5 @@
-"""benchmarks/simplicial_tasks.py (quick mode, resuming) and benchmarks/simplicial_tasks_report.py
-(the page from fake results), each run as a command, the way the docs show them."""
+"""The layer benchmark's scripts, studies/simplicial-attention-tasks/run.py (quick mode, resuming)
+and report.py (the page from fake results), each run as a command, the way the docs show them."""
 
 import hashlib
 import itertools
@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-TRAIN = ROOT / "benchmarks" / "simplicial_tasks.py"
-REPORT = ROOT / "benchmarks" / "simplicial_tasks_report.py"
-PREREGISTRATION = ROOT / "docs" / "simplicial-attention-tasks-preregistration.md"
+STUDY = ROOT / "studies" / "simplicial-attention-tasks"
+TRAIN = STUDY / "run.py"
+REPORT = STUDY / "report.py"
+PREREGISTRATION = STUDY / "preregistration.md"
 
 
 def run(script, *args, check=True):

@@ -1,16 +1,16 @@
 """When does 2-simplicial attention beat dot-product attention? One-block models on Match3, Match2
 and the two- and three-key tasks (keras_simplicial.tasks), trained run by run.
 
-    .venv/bin/python benchmarks/simplicial_tasks.py --dry-run   # the plan and its estimated time
-    .venv/bin/python benchmarks/simplicial_tasks.py             # every run not done yet (hours)
-    .venv/bin/python benchmarks/simplicial_tasks_report.py      # then the docs page
+    .venv/bin/python studies/simplicial-attention-tasks/run.py --dry-run  # the plan, its time
+    .venv/bin/python studies/simplicial-attention-tasks/run.py            # every run not done
+    .venv/bin/python studies/simplicial-attention-tasks/report.py         # then the page
 
 For each task x model x seed: a training set and a held-out set drawn from the seed, a model built
 from the seed, the task's `EPOCHS` of Adam, and after every epoch the accuracy on the held-out
-set. One JSON per run in benchmarks/results/simplicial-tasks/ (written atomically, so an
+set. One JSON per run in studies/simplicial-attention-tasks/results/ (written atomically, so an
 interrupted run leaves nothing); a run whose JSON exists is skipped, so running the script again
 resumes. Every constant below is fixed by the pre-registration
-(docs/simplicial-attention-tasks-preregistration.md, whose SHA-256 each run records): change none
+(studies/simplicial-attention-tasks/preregistration.md, whose SHA-256 each run records): change none
 of them after the first run.
 
 The models (one block each, `build_model`): an entity embedding Dense(D), one block, and a readout
@@ -36,9 +36,10 @@ import numpy as np  # noqa: E402
 
 from keras_simplicial import tasks  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results" / "simplicial-tasks"
-PREREGISTRATION = ROOT / "docs" / "simplicial-attention-tasks-preregistration.md"
+ROOT = Path(__file__).resolve().parents[2]
+STUDY = Path(__file__).resolve().parent
+RESULTS = STUDY / "results"
+PREREGISTRATION = STUDY / "preregistration.md"
 
 # ------------------------------------------------------------------ the pre-registered constants
 SEEDS = (1, 2, 3, 4, 5, 6, 7, 8)
