@@ -70,12 +70,12 @@ bench-learning: $(STAMP)
 		--stop-timesteps $(LEARNING_TIMESTEPS) --budget $(LEARNING_BUDGETS) \
 		--out benchmarks/runs/learning-easy --markdown benchmarks/runs/learning-easy/table.md
 
-# Learning per step of the previous and the new default sampler, same seeds (docs/history.md).
+# Learning per step of the previous and the new default sampler, same seeds (studies/easy-recipe/README.md).
 bench-parity: $(STAMP)
 	$(PY) benchmarks/sampler_parity.py --seeds 1 2 3 --stop-timesteps 300000
 
 # The paper's comparison at small scale: both agents x REPRODUCE_SEEDS on the `bridge-small`
-# preset, then docs/reproduction.md and docs/figures/reproduction/ from the run directories in
+# preset, then studies/bridge-small-reproduction/README.md and studies/bridge-small-reproduction/figures/ from the run directories in
 # benchmarks/results/bridge-small/ (`keras-simplicial reproduce` with the repository's paths, which
 # the installed command does not default to; committed with the report).
 # Hours on 2 cores; resumable: run it again to continue where it stopped.
@@ -85,7 +85,7 @@ REPRODUCE_TIMESTEPS ?= 3000000
 reproduce-small: $(STAMP)
 	$(CLI) reproduce --preset bridge-small --seeds $(REPRODUCE_SEEDS) \
 		--stop-timesteps $(REPRODUCE_TIMESTEPS) --out benchmarks/results/bridge-small \
-		--doc docs/reproduction.md --figures docs/figures/reproduction $(REPRODUCE_FLAGS)
+		--doc studies/bridge-small-reproduction/README.md --figures studies/bridge-small-reproduction/figures $(REPRODUCE_FLAGS)
 
 # When 2-simplicial attention helps: every task x model x seed that
 # studies/simplicial-attention-tasks/preregistration.md fixes (136 one-block trainings, one at a time,

@@ -123,33 +123,35 @@ def _words(text):
     return " ".join(text.split())
 
 
-def _readme_results():
-    """The README's paragraphs of results, each with the page they come from."""
-    section = README.read_text(encoding="utf-8").split("## What the reproduction found", 1)[1]
-    paragraphs = section.split("\n## ", 1)[0].strip().split("\n\n")
-    sources = {"bridge-small": "reproduction.md", "bridge-medium": "bridge-medium.md"}
+def _readme_findings():
+    """The README's "What we found" items, each with the text of the pages it links."""
+    section = README.read_text(encoding="utf-8").split("## What we found", 1)[1]
+    items = [item.split("\n\n")[0] for item in section.split("\n## ", 1)[0].split("\n- ")[1:]]
     found = []
-    for paragraph in paragraphs:
-        for name, page in sources.items():
-            if f"`{name}`" in paragraph.split(",")[0] or f"**{name}**" in paragraph:
-                found.append((_words(paragraph), ROOT / "docs" / page))
+    for item in items:
+        links = re.findall(r"\]\(((?:studies|docs)/[\w/-]+\.md)", item)
+        sources = " ".join(_words((ROOT / link).read_text(encoding="utf-8")) for link in links)
+        found.append((_words(item), links, sources))
     return found
 
 
-def test_the_readmes_result_numbers_are_those_of_their_pages():
-    """The README summarises two reports: each number it gives (win rates, step counts, board
-    sizes, hours) and each "agent rate" pair is in the page it comes from."""
-    results = _readme_results()
-    assert [page.name for _, page in results] == ["reproduction.md", "bridge-medium.md"]
-    for paragraph, page in results:
-        source = _words(page.read_text(encoding="utf-8"))
-        numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+|(?:-\d+)+|M\b| x \d+)", paragraph)
-        assert numbers, paragraph
+def test_the_readmes_findings_are_short_and_each_number_is_in_its_study():
+    """The README summarises the studies in at most ten lines: each item links its study, and each
+    number it gives (win rates, step counts, board sizes) and each "agent rate" pair is there."""
+    section = README.read_text(encoding="utf-8").split("## What we found", 1)[1]
+    lines = section.split("\n## ", 1)[0].strip().splitlines()
+    assert len(lines) <= 10, lines
+    findings = _readme_findings()
+    assert len(findings) >= 5
+    for item, links, source in findings:
+        assert links and all(link.startswith("studies/") for link in links), item
+        numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+|(?:-\d+)+|M\b| x \d+)", item)
+        numbers += re.findall(r"\b\d+ of \d+\b", item)
         for number in numbers:
             spelled = f"{int(number[:-1]) * 1_000_000:,}" if number.endswith("M") else number
-            assert number in source or spelled in source, (page.name, number)
-        for agent, rate in re.findall(r"(relational|simplicial) (\d\.\d+)", paragraph):
-            assert f"{agent} {rate}" in source, (page.name, agent, rate)
+            assert number in source or spelled in source, (links, number)
+        for agent, rate in re.findall(r"(relational|simplicial) (\d\.\d+)", item):
+            assert f"{agent} {rate}" in source, (links, agent, rate)
 
 
 def test_the_docs_show_every_command():

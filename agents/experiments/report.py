@@ -1,5 +1,5 @@
-"""The comparison's report in Markdown (docs/reproduction.md for bridge-small): one section after
-the other, each from the `Findings` alone.
+"""The comparison's report in Markdown (studies/bridge-small-reproduction/README.md for
+bridge-small): one section after the other, each from the `Findings` alone.
 
     text = render(options, found)
 """
@@ -31,7 +31,7 @@ def relative(path, doc):
 
 
 def render(options, found):
-    """docs/reproduction.md: one section after the other, each from `found` alone."""
+    """studies/bridge-small-reproduction/: one section after the other, each from `found` alone."""
     sections = [
         setup_section(options, found),
         summary_section(found),

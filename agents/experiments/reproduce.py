@@ -52,7 +52,7 @@ class ReproduceOptions:
             end at `stop_timesteps` (`comparison_arguments`).
         out: the run directories (default: runs/reproduce-<preset>); doc, figures: the report
             and its figures (default: in `out`; the repository's `make reproduce-small` writes
-            docs/reproduction.md and the committed runs in benchmarks/results/).
+            studies/bridge-small-reproduction/ and the committed runs in benchmarks/results/).
     """
 
     preset: str = "bridge-small"

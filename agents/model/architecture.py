@@ -46,7 +46,7 @@ PAPER_DEFAULTS = {
     # Not the paper's either: the gain on the 2-simplicial branch (LayerNorm(a2) in v') starts at
     # 0, so the agent starts as a 1-simplicial one and brings the branch in as it learns; on the
     # easy preset this found the solution in about half the steps of "ones", the paper's block
-    # (docs/history.md, "A zero-initialised gain on the 2-simplicial branch").
+    # (studies/easy-recipe/, "A zero-initialised gain on the 2-simplicial branch").
     "simplicial_gain_initializer": "zeros",
 }
 

@@ -40,7 +40,7 @@ PAPER_IMPALA_HYPERPARAMETERS = {
 # one loose key and the Gem box (solution length 1, no distractors) on a 3 x 6 board, at most 30
 # steps (wandering counts as a loss; a uniformly random policy's win rate is measured beside every
 # sweep). Tuned so both agents solve it on every seed (docs/benchmarks.md, "Learning the easy
-# preset"; how: docs/history.md):
+# preset"; how: studies/easy-recipe/):
 # - 320-step batches of 10-step unrolls, each trained on twice (`num_epochs`): many updates per
 #   environment step on 2 cores;
 # - Table 1's RMSProp (eps 0.1 inside the root) at 5e-4: Adam at 1e-3 made the policy swing
@@ -88,18 +88,18 @@ PRESETS = {
     },
     "paper": {"env": "BridgeBoxWorld-v0", "env_config": {}, "overrides": {}},
 }
-# `bridge-small` (`make reproduce-small`, docs/reproduction.md): bridge BoxWorld shrunk so that a
-# run of 3M steps fits under an hour of 2 cores (docs/reproduction.md, "Per run"). The paper's 7 x 9
-# board becomes 5 x 6 (4 key positions instead of 9, the Gem box always at the first; N = 15
-# entities instead of 40: the 5 x 7 observation after two 2x2 valid convolutions is 3 x 5), solution
-# length 1 instead of 1-3 (puzzle types (1,0,0) and (1,1,2), the type whose solving makes the
-# paper's 0.85 plateau; a bridge in half of the episodes as in the paper), at most 40 steps instead
-# of no limit (the report's set-up gives the oracle's shortest plans beside the limit, and a
-# uniformly random policy's win rate). On 7 x 6 with solution lengths 1-2 (all seven types of
-# length <= 2) the relational agent did not leave the random policy in 700,000 steps
-# (docs/history.md, "Choosing bridge-small"). The easy preset's recipe, its learning rate annealed
-# over a run's 3M steps instead of 600,000 (`keras-simplicial reproduce` stretches the schedule to
-# the run's length when it is given another: `lr_schedule_over`), clipping the global norm.
+# `bridge-small` (`make reproduce-small`, studies/bridge-small-reproduction/): bridge BoxWorld
+# shrunk so that a run of 3M steps fits under an hour of 2 cores (that study's page, "Per run"). The
+# paper's 7 x 9 board becomes 5 x 6 (4 key positions instead of 9, the Gem box always at the first;
+# N = 15 entities instead of 40: the 5 x 7 observation after two 2x2 valid convolutions is 3 x 5),
+# solution length 1 instead of 1-3 (puzzle types (1,0,0) and (1,1,2), the type whose solving makes
+# the paper's 0.85 plateau; a bridge in half of the episodes as in the paper), at most 40 steps
+# instead of no limit (the report's set-up gives the oracle's shortest plans beside the limit, and a
+# uniformly random policy's win rate). On 7 x 6 with solution lengths 1-2 (all seven types of length
+# <= 2) the relational agent did not leave the random policy in 700,000 steps (studies/easy-recipe/,
+# "Choosing bridge-small"). The easy preset's recipe, its learning rate annealed over a run's 3M
+# steps instead of 600,000 (`keras-simplicial reproduce` stretches the schedule to the run's length
+# when it is given another: `lr_schedule_over`), clipping the global norm.
 PRESETS["bridge-small"] = {
     "env": "BridgeBoxWorld-v0",
     "env_config": {"rows": 5, "cols": 6, "max_solution_length": 1, "max_steps": 40},
@@ -112,7 +112,7 @@ PRESETS["bridge-small"] = {
 
 
 # `bridge-medium`: the smallest bridge BoxWorld where the bridge's logic matters, the scale of the
-# comparison in docs/bridge-medium.md. Solution lengths 1-2 (all seven puzzle types of length
+# comparison in studies/bridge-medium/. Solution lengths 1-2 (all seven puzzle types of length
 # <= 2: at length 2 the bridge can share its lock colour with the correct top box, and in some
 # types only the source/sink rule of Remark B.1 tells which box is the bridge), a bridge in half
 # of the episodes, the paper's 20 colours, on the smallest board that holds 6 key positions:

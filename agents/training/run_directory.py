@@ -97,7 +97,7 @@ class RunDirectory:
         """Saves `algorithm` as `checkpoints/iter_NNNNNN` atomically; returns its path.
 
         The `keep` newest checkpoints stay, and so does the best one. Training can lose a solved
-        policy (docs/history.md), so the best checkpoint is not always the last.
+        policy (studies/easy-recipe/), so the best checkpoint is not always the last.
 
         Args:
             win_rate: the training win rate the saved weights earned (e.g. over the iterations

@@ -21,8 +21,8 @@ RUNS = sorted(
     path.parent for path in RESULTS.glob("*/*/run.json") if path.parent not in DAGGER_RUNS
 )
 AGENTS = ("relational", "simplicial")
-# The runs reported in docs/reproduction.md and docs/bridge-medium.md: trained clipping each
-# variable's gradient, before run.json recorded the clipping.
+# The runs reported in studies/bridge-small-reproduction/ and studies/bridge-medium/: trained
+# clipping each variable's gradient, before run.json recorded the clipping.
 TRAINED_CLIPPING_EACH_VARIABLE = {
     *(f"bridge-small/{agent}-seed{seed}" for agent in AGENTS for seed in (1, 2, 3)),
     *(f"bridge-medium-pilot/{agent}-seed1" for agent in AGENTS),

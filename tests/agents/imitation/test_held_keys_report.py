@@ -1,5 +1,5 @@
-"""The held-keys table of docs/bridge-medium-dagger.md is the committed probe results', cell by
-cell (benchmarks/results/held-keys/<agent>-seed0.json and <agent>-seed0-long.json)."""
+"""The held-keys table of studies/bridge-medium-dagger/README.md is the committed probe
+results', cell by cell (benchmarks/results/held-keys/<agent>-seed0.json and -seed0-long.json)."""
 
 import json
 import re
@@ -12,7 +12,7 @@ from keras_simplicial.agents.imitation.held_keys import HeldKeysCurve
 
 ROOT = Path(__file__).resolve().parents[3]
 RESULTS = ROOT / "benchmarks" / "results" / "held-keys"
-PAGE = ROOT / "docs" / "bridge-medium-dagger.md"
+PAGE = ROOT / "studies" / "bridge-medium-dagger" / "README.md"
 
 
 ROW = re.compile(r"\s*\| ([\d,]+(?:, one start of [\d,]+ updates)?) \| (.+) \| (.+) \|$")
