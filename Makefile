@@ -72,7 +72,7 @@ bench-learning: $(STAMP)
 
 # Learning per step of the previous and the new default sampler, same seeds (studies/easy-recipe/README.md).
 bench-parity: $(STAMP)
-	$(PY) benchmarks/sampler_parity.py --seeds 1 2 3 --stop-timesteps 300000
+	$(PY) studies/easy-recipe/sampler_parity.py --seeds 1 2 3 --stop-timesteps 300000
 
 # The paper's comparison at small scale: both agents x REPRODUCE_SEEDS on the `bridge-small`
 # preset, then studies/bridge-small-reproduction/README.md and studies/bridge-small-reproduction/figures/ from the run directories in

@@ -190,16 +190,21 @@ def test_every_module_that_imports_rllib_imports_tensorflow_first():
     assert late == []
 
 
-def test_no_test_or_script_loads_a_benchmark_script():
-    """benchmarks/ holds measurement scripts: nothing imports one, by path or through sys.path."""
+def test_no_test_or_script_loads_a_benchmark_or_study_script():
+    """benchmarks/ and studies/ hold commands: nothing imports one, by path or through sys.path.
+    Logic that a test checks, or that another study reuses, lives in the package."""
     offenders = []
-    for path in sorted([*ROOT.glob("tests/**/*.py"), *ROOT.glob("benchmarks/*.py")]):
+    scripts = [*ROOT.glob("benchmarks/*.py"), *ROOT.glob("studies/*/*.py")]
+    for path in sorted([*ROOT.glob("tests/**/*.py"), *scripts]):
         if path == Path(__file__):
             continue
         for line in path.read_text(encoding="utf-8").splitlines():
-            if "spec_from_file_location" in line or (
+            loads_by_path = "spec_from_file_location" in line or (
+                "run_path" in line and ("benchmarks" in line or "studies" in line)
+            )
+            if loads_by_path or (
                 "sys.path.insert" in line
-                and ("benchmarks" in line or path.parent.name == "benchmarks")
+                and ("benchmarks" in line or "studies" in line or path in scripts)
             ):
                 offenders.append(f"{path.relative_to(ROOT)}: {line.strip()}")
     assert offenders == []

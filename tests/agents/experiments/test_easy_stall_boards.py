@@ -1,18 +1,14 @@
-"""benchmarks/easy_stall_boards.py: a stalled run's greedy wins, board by board."""
-
-import runpy
-from pathlib import Path
+"""studies/stack-parity/easy_stall_boards.py: a stalled run's greedy wins, board by board."""
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = runpy.run_path(str(ROOT / "benchmarks" / "easy_stall_boards.py"))
+from keras_simplicial.agents.experiments import easy_stall_boards as script
 
 
 def board(won, key, first, last="left"):
     return {
         "won": won,
-        "layout": SCRIPT["layout"]((0, 0), key, (1, 5 - key[1])),
+        "layout": script.layout((0, 0), key, (1, 5 - key[1])),
         "first_move": first,
         "last_move": last,
     }
@@ -25,13 +21,13 @@ def test_boards_are_tallied_by_layout_with_the_moves_of_wins_and_losses():
         board(False, (1, 4), "left"),
         board(True, (1, 4), "down", last="up"),
     ]
-    summary = SCRIPT["summary"]("runs/x/checkpoints/iter_000001", boards)
+    summary = script.summary("runs/x/checkpoints/iter_000001", boards)
     assert (summary["won"], summary["boards"]) == (3, 4)
     first, second = summary["by_layout"].values()
     assert (first["won"], first["boards"], first["repeated_when_lost"]) == (2, 2, "")
     assert (second["won"], second["boards"]) == (1, 2)
     assert second["first_move"] == "left 1, down 1" and second["repeated_when_lost"] == "left 1"
-    table = SCRIPT["markdown"]([summary])
+    table = script.markdown([summary])
     assert (
         "| runs/x/iter_000001 (3/4) | player (0, 0), key (1, 4), Gem box (1, 1) | 1/2 "
         "| left 1, down 1 | left 1 |" in table
@@ -44,4 +40,4 @@ def test_the_player_is_found_by_its_colour_on_the_board_not_the_inventory():
     observation = np.zeros((3, 7, 3), np.uint8)
     observation[1, 4] = PLAYER_RGB
     observation[0, 6] = PLAYER_RGB  # the inventory column: not the board
-    assert SCRIPT["player_cell"](observation, cols=6) == (1, 4)
+    assert script.player_cell(observation, cols=6) == (1, 4)

@@ -1,16 +1,13 @@
-"""benchmarks/greedy_gap.py: the loops greedy play ends in, and whether sampling meets them."""
-
-import runpy
-from pathlib import Path
+"""studies/bridge-small-every-run/greedy_gap.py: the loops greedy play ends in, and whether
+sampling meets them."""
 
 import numpy as np
 import pytest
 
+from keras_simplicial.agents.experiments import greedy_gap as script
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
 from keras_simplicial.envs.core import LEFT
 
-ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = runpy.run_path(str(ROOT / "benchmarks" / "greedy_gap.py"))
 SMALL = {"rows": 5, "cols": 6, "max_solution_length": 1, "max_steps": 12}
 
 
@@ -32,16 +29,16 @@ class PushesLeft:
 
 def test_the_loop_starts_at_the_repeated_observation_and_is_followed_by_the_product():
     observations = [b"a", b"b", b"c", b"d"]
-    assert SCRIPT["loop_start"](observations, b"c") == 2
+    assert script.loop_start(observations, b"c") == 2
     with pytest.raises(ValueError, match="repeated observation"):
-        SCRIPT["loop_start"](observations, b"e")
+        script.loop_start(observations, b"e")
     probabilities = [np.array([0.5, 0.5]), np.array([0.9, 0.1]), np.array([0.2, 0.8])]
-    follow = SCRIPT["follow_probability"](probabilities, [0, 0, 1], start=1)
+    follow = script.follow_probability(probabilities, [0, 0, 1], start=1)
     assert follow == pytest.approx(0.9 * 0.8)
 
 
 def test_a_policy_pushing_into_the_edge_loops_there_and_sampling_meets_the_loop():
-    won, lost = SCRIPT["greedy_loops"](PushesLeft(), BRIDGE_BOX_WORLD_ID, SMALL, episodes=3)
+    won, lost = script.greedy_loops(PushesLeft(), BRIDGE_BOX_WORLD_ID, SMALL, episodes=3)
     assert won == 0 and len(lost) == 3
     assert [record["board_seed"] for record in sorted(lost, key=lambda r: r["board_seed"])] == [
         0,
@@ -54,7 +51,7 @@ def test_a_policy_pushing_into_the_edge_loops_there_and_sampling_meets_the_loop(
         assert record["loop_value"] == pytest.approx(2.0)
     record = lost[0]
     rng = np.random.default_rng(0)
-    wins, met = SCRIPT["sampled_on_board"](
+    wins, met = script.sampled_on_board(
         PushesLeft(),
         BRIDGE_BOX_WORLD_ID,
         SMALL,
@@ -66,13 +63,13 @@ def test_a_policy_pushing_into_the_edge_loops_there_and_sampling_meets_the_loop(
     assert met == 5  # the loop's state is the start: every sampled episode meets it
     assert 0 <= wins <= 5
 
-    summary = SCRIPT["summary"]("runs/x/checkpoints/iter_000007", 3, won, lost, [(wins, met, 5)])
+    summary = script.summary("runs/x/checkpoints/iter_000007", 3, won, lost, [(wins, met, 5)])
     assert summary["loops_by_kind"] == {"edge": 3}
     assert summary["follow_probability"]["median"] == pytest.approx(0.8, abs=1e-4)
     assert summary["loops_followed_at_most_half_the_time"] == 0
     assert summary["sampled_on_lost_boards"]["met_a_loop_state"] == 1.0
     assert all("loop_observations" not in record for record in summary["lost"])
-    table = SCRIPT["markdown"]([summary])
+    table = script.markdown([summary])
     row = "| runs/x/iter_000007 | 0/3 | edge 3 | 1 | 0.80 (0.80-0.80) | 0/3 | 0.80 | 2.00 |"
     assert row in table
 
@@ -90,7 +87,7 @@ class RecordsPushesLeft(PushesLeft):
 
 def test_greedy_play_that_skips_blocked_moves_never_stays_put_and_ends_at_a_repeat():
     agent = RecordsPushesLeft()
-    won, cycles = SCRIPT["greedy_unblocked"](agent, BRIDGE_BOX_WORLD_ID, SMALL, episodes=1)
+    won, cycles = script.greedy_unblocked(agent, BRIDGE_BOX_WORLD_ID, SMALL, episodes=1)
     # Greedy play pushes into the edge at once (`greedy_loops` above). Skipping blocked moves,
     # from (0, 0) (left and up blocked) it takes the first of the tied moves, right; from (0, 1)
     # left goes through, back to (0, 0): a cycle of two moves, and the board never stays put.

@@ -1,14 +1,10 @@
-"""benchmarks/stack_parity.py: the rule written before the parity re-run, applied to sweeps."""
-
-import runpy
-from pathlib import Path
+"""studies/stack-parity/stack_parity.py: the rule written before the parity re-run, applied to
+sweeps."""
 
 import pytest
 from sweep_reports import sweep_report
 
-ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = runpy.run_path(str(ROOT / "benchmarks" / "stack_parity.py"))
-
+from keras_simplicial.agents.experiments import stack_parity as script
 
 OLD = [200_000, 210_000, 220_000, 230_000, 240_000]
 SEEDS = [1, 2, 3, 4, 5]
@@ -26,18 +22,18 @@ SEEDS = [1, 2, 3, 4, 5]
     ],
 )
 def test_the_verdict_follows_the_rule(new_steps, within, final, verdict):
-    results = SCRIPT["parity_verdict"](
+    results = script.parity_verdict(
         sweep_report(OLD), sweep_report(new_steps, within, final), 600_000, SEEDS
     )
     assert results["relational"]["verdict"] == verdict
     if new_steps[-1] is None:
         assert results["relational"]["steps_to_0.99"]["new"][-1] == 600_000  # never: run length
         assert results["relational"]["p_new_later"] == pytest.approx(1 / 252)
-    assert f"**{verdict}**" in SCRIPT["verdict_table"](results)
+    assert f"**{verdict}**" in script.verdict_table(results)
 
 
 def test_an_agent_swept_on_one_stack_only_gets_no_verdict():
-    results = SCRIPT["parity_verdict"](
+    results = script.parity_verdict(
         sweep_report(OLD), sweep_report(OLD, agents=("relational",)), 600_000, SEEDS
     )
     assert set(results) == {"relational"}
@@ -46,16 +42,14 @@ def test_an_agent_swept_on_one_stack_only_gets_no_verdict():
 def test_no_verdict_until_every_seed_is_in_on_both_stacks():
     """The rule decides on 5 + 5 runs: with fewer, even runs that would pass are only interim."""
     faster = [100_000, 110_000, 120_000, 130_000, 140_000]
-    results = SCRIPT["parity_verdict"](
-        sweep_report(OLD[:1]), sweep_report(faster[:3]), 600_000, SEEDS
-    )
+    results = script.parity_verdict(sweep_report(OLD[:1]), sweep_report(faster[:3]), 600_000, SEEDS)
     relational = results["relational"]
     assert not relational["complete"]
     assert relational["verdict"] == (
         "interim: old stack lacks seeds 2, 3, 4, 5; new stack lacks seeds 4, 5"
     )
-    assert "**interim: old stack lacks seeds 2, 3, 4, 5" in SCRIPT["verdict_table"](results)
-    complete = SCRIPT["parity_verdict"](sweep_report(OLD), sweep_report(faster), 600_000, SEEDS)
+    assert "**interim: old stack lacks seeds 2, 3, 4, 5" in script.verdict_table(results)
+    complete = script.parity_verdict(sweep_report(OLD), sweep_report(faster), 600_000, SEEDS)
     assert complete["relational"]["complete"]
     assert complete["relational"]["verdict"] == "new learns better"
 
@@ -68,5 +62,5 @@ def test_the_summary_sweep_takes_in_seeds_finished_in_earlier_sittings(tmp_path)
         (tmp_path / name).mkdir()
     for name in ("relational-seed1", "simplicial-seed1", "relational-seed3"):
         (tmp_path / name / "evaluation_final_greedy.json").write_text("{}")
-    assert SCRIPT["finished_seeds"](tmp_path, ("relational", "simplicial")) == {1}
-    assert SCRIPT["finished_seeds"](tmp_path, ("relational",)) == {1, 3}
+    assert script.finished_seeds(tmp_path, ("relational", "simplicial")) == {1}
+    assert script.finished_seeds(tmp_path, ("relational",)) == {1, 3}

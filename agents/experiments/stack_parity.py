@@ -1,6 +1,7 @@
 """Learning and throughput on RLlib's two API stacks, same agents, preset and seeds.
 
-    .venv/bin/python benchmarks/stack_parity.py [--seeds 1 2 3 4 5] [--stop-timesteps 600000]
+    .venv/bin/python studies/stack-parity/stack_parity.py [--seeds 1 2 3 4 5] \
+        [--stop-timesteps 600000]
         [--budget 100000 200000 300000 400000 500000] [--out benchmarks/runs/stack-parity]
 
 Runs `keras-simplicial sweep` on the `easy` preset per stack (`--api-stack old`, then

@@ -1,6 +1,6 @@
 """Learning per environment step, previous default vs new default sampler, same seeds.
 
-    .venv/bin/python benchmarks/sampler_parity.py [--seeds 1 2 3] [--stop-timesteps 300000]
+    .venv/bin/python studies/easy-recipe/sampler_parity.py [--seeds 1 2 3] [--stop-timesteps 300000]
         [--agent relational] [--out benchmarks/runs]
 
 Trains `--agent` on the `easy` preset with each seed twice, as learning sweeps of the package

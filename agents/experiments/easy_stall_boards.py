@@ -1,6 +1,6 @@
 """Which of the easy preset's boards does a stalled run win? Board by board, greedily.
 
-    .venv/bin/python benchmarks/easy_stall_boards.py CHECKPOINT_OR_RUN_DIR [...]
+    .venv/bin/python studies/stack-parity/easy_stall_boards.py CHECKPOINT_OR_RUN_DIR [...]
         [--seeds 400] [--markdown FILE] [--json FILE]
 
 The easy preset (one loose key and the Gem box on a 3 x 6 board) has only 40 distinct start

@@ -1,6 +1,7 @@
 """How many runs of a sweep reach the target, per agent: reliability as a figure.
 
-    .venv/bin/python benchmarks/reliability.py LABEL=SWEEP_DIR [LABEL=SWEEP_DIR ...]
+    .venv/bin/python studies/bridge-small-every-run/reliability.py \
+        LABEL=SWEEP_DIR [LABEL=SWEEP_DIR ...]
         [--target 0.95] [--budget STEPS] [--markdown FILE] [--json FILE] [--figure FILE]
 
 A sweep directory (`keras-simplicial sweep --out`) holds one run directory per agent and seed. A

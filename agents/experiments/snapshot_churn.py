@@ -4,7 +4,8 @@ Restores a run's checkpoint (weights, optimizer state, counters), trains on for 
 iterations as `train` would, and after each one plays the weights of that moment on
 `--episodes` fresh boards, sampled and greedily. Nothing is written to the run directory.
 
-    .venv/bin/python benchmarks/snapshot_churn.py RUN_DIR [--checkpoint CKPT] [--iterations 25]
+    .venv/bin/python studies/easy-recipe/snapshot_churn.py RUN_DIR [--checkpoint CKPT] \
+        [--iterations 25]
 
 A training win rate averages the episodes of many versions of the weights (the learner updates
 them while the boards play); when the snapshots' win rates jump between iterations while the

@@ -1,6 +1,6 @@
 """Why does a checkpoint win less greedily than by sampling? The loops its greedy play ends in.
 
-    .venv/bin/python benchmarks/greedy_gap.py CHECKPOINT_OR_RUN_DIR [...]
+    .venv/bin/python studies/bridge-small-every-run/greedy_gap.py CHECKPOINT_OR_RUN_DIR [...]
         [--episodes 500] [--samples 20] [--markdown FILE] [--json FILE]
 
 Greedy play is deterministic, so a greedy episode that meets an observation a second time repeats

@@ -1,7 +1,7 @@
 """Why does a bridge-small run hold on the (1,1,2) plateau? The package's diagnostics, run by run,
 for failing and succeeding runs side by side (issue: the simplicial agent on every run).
 
-    .venv/bin/python benchmarks/bridge_small_diagnosis.py RUN_DIR [RUN_DIR ...]
+    .venv/bin/python studies/bridge-small-every-run/bridge_small_diagnosis.py RUN_DIR [RUN_DIR ...]
         [--boards 40] [--late-from 2000000] [--markdown FILE] [--json FILE]
 
 Per run directory (a `keras-simplicial sweep` or `reproduce` run on `bridge-small`):

@@ -1,0 +1,9 @@
+"""The command of `keras_simplicial.agents.experiments.snapshot_churn`, whose docstring says what it
+does and how to run it; the logic lives in the package, where its tests import it."""
+
+import sys
+
+from keras_simplicial.agents.experiments.snapshot_churn import main
+
+if __name__ == "__main__":
+    sys.exit(main())
