@@ -99,6 +99,8 @@ def two_node_cluster(tmp_path):
                 os.killpg(node.pid, signal.SIGKILL)
 
 
+# End to end on two Ray nodes (a minute or more on 2 cores): `make test-all`.
+@pytest.mark.slow
 def test_train_with_address_places_env_runners_on_both_nodes(two_node_cluster, tmp_path):
     out = tmp_path / "run"
     command = [
