@@ -248,7 +248,8 @@ def test_the_studies_section_lists_every_study_page():
 
 
 def test_the_docs_build_fails_on_a_broken_link(tmp_path):
-    """`make docs`'s own command, on a copy of the sources whose one page links nowhere."""
+    """`make docs`'s own command, on a copy of the sources whose one page links nowhere: it fails,
+    naming the link."""
     dry_run = subprocess.run(
         ["make", "-n", "docs"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
@@ -261,8 +262,7 @@ def test_the_docs_build_fails_on_a_broken_link(tmp_path):
     for name in ("README.md", "mkdocs.yml", "keras_simplicial_cli.py"):
         shutil.copy(ROOT / name, copy / name)
     command = command.replace(".venv/bin/", f"{Path(sys.executable).parent}/")
-    built = subprocess.run(command, shell=True, cwd=copy, capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr[-3000:]
+    # The copy as it is builds: `make docs` builds the same sources strictly before this suite.
     with open(copy / "docs" / "layers.md", "a", encoding="utf-8") as page:
         page.write("\nSee [nowhere](nowhere.md).\n")
     broken = subprocess.run(command, shell=True, cwd=copy, capture_output=True, text=True)
