@@ -34,6 +34,7 @@ _LAYERS = {
 # The modules that import Keras, each after those it imports.
 _MODULES = (
     "_utils",
+    "_weight_options",
     "scalar_product",
     "dot_product_attention",
     "simplicial_attention",

@@ -1,15 +1,16 @@
 """The relational and the 2-simplicial Transformer blocks of Section 5.2."""
 
 import keras
-from keras import constraints, initializers, ops, regularizers
+from keras import initializers, ops
 
 from keras_simplicial import _utils
+from keras_simplicial._weight_options import WeightOptionsLayer
 from keras_simplicial.dot_product_attention import DotProductAttention
 from keras_simplicial.scalar_product import DEFAULT_EPSILON
 from keras_simplicial.simplicial_attention import SimplicialAttention
 
 
-class _Block(keras.layers.Layer):
+class _Block(WeightOptionsLayer):
     """What both blocks share: x = LayerNorm(e), 1-simplicial attention, and
     e' = LayerNorm(g(v') + e) with g = Dense(feedforward_dim, relu) -> Dense(D) (eq. efromv)."""
 
@@ -22,39 +23,23 @@ class _Block(keras.layers.Layer):
         dropout=0.0,
         use_bias=False,
         layer_norm_epsilon=1e-5,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        kernel_regularizer=None,
-        bias_regularizer=None,
-        kernel_constraint=None,
-        bias_constraint=None,
-        seed=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(dropout=dropout, use_bias=use_bias, **kwargs)
         self.num_heads = _utils.check_positive_int("num_heads", num_heads)
         self.key_dim = _utils.check_positive_int("key_dim", key_dim)
         self.value_dim = _utils.check_positive_int("value_dim", value_dim, allow_none=True)
         self.feedforward_dim = _utils.check_positive_int("feedforward_dim", feedforward_dim)
-        self.dropout = _utils.check_rate("dropout", dropout)
-        self.use_bias = bool(use_bias)
         self.layer_norm_epsilon = _utils.check_non_negative(
             "layer_norm_epsilon", layer_norm_epsilon
         )
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
-        self.seed = seed
         self.input_norm = self._layer_norm("input_norm")
         self.attention = DotProductAttention(
             num_heads=self.num_heads,
             key_dim=self.key_dim,
             value_dim=self.value_dim,
             name="attention",
-            **self._attention_kwargs(),
+            **self.sublayer_kwargs(),
         )
         self.output_norm = self._layer_norm("output_norm")
 
@@ -66,33 +51,8 @@ class _Block(keras.layers.Layer):
             name=name,
         )
 
-    def _attention_kwargs(self):
-        return {
-            "dropout": self.dropout,
-            "use_bias": self.use_bias,
-            "kernel_initializer": initializers.serialize(self.kernel_initializer),
-            "bias_initializer": initializers.serialize(self.bias_initializer),
-            "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "kernel_constraint": constraints.serialize(self.kernel_constraint),
-            "bias_constraint": constraints.serialize(self.bias_constraint),
-            "seed": self.seed,
-            "dtype": self.dtype_policy,
-        }
-
     def _dense(self, units, name, activation=None):
-        return keras.layers.Dense(
-            units,
-            activation=activation,
-            kernel_initializer=initializers.serialize(self.kernel_initializer),
-            bias_initializer=initializers.serialize(self.bias_initializer),
-            kernel_regularizer=regularizers.serialize(self.kernel_regularizer),
-            bias_regularizer=regularizers.serialize(self.bias_regularizer),
-            kernel_constraint=constraints.serialize(self.kernel_constraint),
-            bias_constraint=constraints.serialize(self.bias_constraint),
-            dtype=self.dtype_policy,
-            name=name,
-        )
+        return keras.layers.Dense(units, activation=activation, name=name, **self.dense_kwargs())
 
     def _check_inputs(self, input_shape):
         if len(input_shape) != 3 or input_shape[-1] is None:
@@ -126,16 +86,7 @@ class _Block(keras.layers.Layer):
                 "key_dim": self.key_dim,
                 "value_dim": self.value_dim,
                 "feedforward_dim": self.feedforward_dim,
-                "dropout": self.dropout,
-                "use_bias": self.use_bias,
                 "layer_norm_epsilon": self.layer_norm_epsilon,
-                "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": constraints.serialize(self.kernel_constraint),
-                "bias_constraint": constraints.serialize(self.bias_constraint),
-                "seed": self.seed,
             }
         )
         return config
@@ -325,7 +276,7 @@ class TwoSimplicialTransformerBlock(_Block):
             logit_scale=simplicial_logit_scale,
             form=simplicial_form,
             name="simplicial_attention",
-            **self._attention_kwargs(),
+            **self.sublayer_kwargs(),
         )
         try:
             self.simplicial_gain_initializer = initializers.get(simplicial_gain_initializer)

@@ -3,13 +3,14 @@
 import math
 
 import keras
-from keras import constraints, initializers, ops, regularizers
+from keras import ops
 
 from keras_simplicial import _utils
+from keras_simplicial._weight_options import WeightOptionsLayer
 
 
 @keras.saving.register_keras_serializable(package="keras_simplicial")
-class DotProductAttention(keras.layers.Layer):
+class DotProductAttention(WeightOptionsLayer):
     """Multi-head 1-simplicial attention, no output projection (Section 2.1, eq. update_multhead).
 
     For each head u, with q_i = W^Q e_i, k_j = W^K e_j, v_j = W^V e_j (eq. E_weight_matrix),
@@ -49,55 +50,19 @@ class DotProductAttention(keras.layers.Layer):
     """
 
     def __init__(
-        self,
-        num_heads=2,
-        key_dim=32,
-        value_dim=None,
-        dropout=0.0,
-        use_bias=False,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        kernel_regularizer=None,
-        bias_regularizer=None,
-        kernel_constraint=None,
-        bias_constraint=None,
-        seed=None,
-        **kwargs,
+        self, num_heads=2, key_dim=32, value_dim=None, dropout=0.0, use_bias=False, **kwargs
     ):
-        super().__init__(**kwargs)
+        super().__init__(dropout=dropout, use_bias=use_bias, **kwargs)
         self.num_heads = _utils.check_positive_int("num_heads", num_heads)
         self.key_dim = _utils.check_positive_int("key_dim", key_dim)
         self.value_dim = _utils.check_positive_int("value_dim", value_dim, allow_none=True)
-        self.dropout = _utils.check_rate("dropout", dropout)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
-        self.seed = seed
         self._value_dim = self.value_dim or self.key_dim
-        self._dropout_layer = keras.layers.Dropout(self.dropout, seed=seed)
+        self._dropout_layer = keras.layers.Dropout(self.dropout, seed=self.seed)
 
     def _projection(self, name, input_dim, width):
-        kernel = self.add_weight(
-            name=f"{name}_kernel",
-            shape=(input_dim, width),
-            initializer=_utils.fresh_initializer(self.kernel_initializer),
-            regularizer=self.kernel_regularizer,
-            constraint=self.kernel_constraint,
+        return self.add_kernel(f"{name}_kernel", (input_dim, width)), self.add_bias(
+            f"{name}_bias", width
         )
-        bias = None
-        if self.use_bias:
-            bias = self.add_weight(
-                name=f"{name}_bias",
-                shape=(width,),
-                initializer=self.bias_initializer,
-                regularizer=self.bias_regularizer,
-                constraint=self.bias_constraint,
-            )
-        return kernel, bias
 
     def build(self, query_shape, value_shape, key_shape=None):
         key_shape = value_shape if key_shape is None else key_shape
@@ -191,19 +156,6 @@ class DotProductAttention(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update(
-            {
-                "num_heads": self.num_heads,
-                "key_dim": self.key_dim,
-                "value_dim": self.value_dim,
-                "dropout": self.dropout,
-                "use_bias": self.use_bias,
-                "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": constraints.serialize(self.kernel_constraint),
-                "bias_constraint": constraints.serialize(self.bias_constraint),
-                "seed": self.seed,
-            }
+            {"num_heads": self.num_heads, "key_dim": self.key_dim, "value_dim": self.value_dim}
         )
         return config

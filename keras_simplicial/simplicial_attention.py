@@ -1,9 +1,10 @@
 """2-simplicial (and k-simplicial) multi-head attention, eq. (Bformula), and its trilinear form."""
 
 import keras
-from keras import constraints, initializers, ops, regularizers
+from keras import ops
 
 from keras_simplicial import _utils
+from keras_simplicial._weight_options import WeightOptionsLayer
 from keras_simplicial.scalar_product import (
     DEFAULT_EPSILON,
     safe_sqrt,
@@ -94,7 +95,7 @@ class _PerHeadInitializer:
 
 
 @keras.saving.register_keras_serializable(package="keras_simplicial")
-class SimplicialAttention(keras.layers.Layer):
+class SimplicialAttention(WeightOptionsLayer):
     r"""Multi-head 2-simplicial attention (Section 2.2, eqs. scalar_triple and Bformula).
 
     From the queries' sequence $e_i$ ($i \le N$) and the keys' / values' sequence $f_j$
@@ -190,17 +191,10 @@ class SimplicialAttention(keras.layers.Layer):
         epsilon=DEFAULT_EPSILON,
         logit_scale="auto",
         tile_size="auto",
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        kernel_regularizer=None,
-        bias_regularizer=None,
-        kernel_constraint=None,
-        bias_constraint=None,
-        seed=None,
         form="scalar_product",
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(dropout=dropout, use_bias=use_bias, **kwargs)
         self.num_heads = _utils.check_positive_int("num_heads", num_heads)
         self.key_dim = _utils.check_positive_int("key_dim", key_dim)
         self.value_dim = _utils.check_positive_int("value_dim", value_dim, allow_none=True)
@@ -208,8 +202,6 @@ class SimplicialAttention(keras.layers.Layer):
         if order < 2:
             raise ValueError(f"`order` must be at least 2, received order={order}.")
         self.order = order
-        self.dropout = _utils.check_rate("dropout", dropout)
-        self.use_bias = bool(use_bias)
         self.epsilon = _utils.check_non_negative("epsilon", epsilon)
         self.form = check_form(form)
         self.logit_scale = logit_scale
@@ -217,37 +209,10 @@ class SimplicialAttention(keras.layers.Layer):
         if tile_size not in (None, "auto"):
             _utils.check_positive_int("tile_size", tile_size)
         self.tile_size = tile_size
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
-        self.seed = seed
         self._value_dim = self.value_dim or self.key_dim
-        self._dropout_layer = keras.layers.Dropout(self.dropout, seed=seed)
+        self._dropout_layer = keras.layers.Dropout(self.dropout, seed=self.seed)
 
     # ----------------------------------------------------------------------------------- weights
-    def _add_kernel(self, name, shape, initializer=None):
-        return self.add_weight(
-            name=name,
-            shape=shape,
-            initializer=initializer or _utils.fresh_initializer(self.kernel_initializer),
-            regularizer=self.kernel_regularizer,
-            constraint=self.kernel_constraint,
-        )
-
-    def _add_bias(self, name, width):
-        if not self.use_bias:
-            return None
-        return self.add_weight(
-            name=name,
-            shape=(width,),
-            initializer=self.bias_initializer,
-            regularizer=self.bias_regularizer,
-            constraint=self.bias_constraint,
-        )
-
     def build(self, query_shape, value_shape, key_shape=None):
         key_shape = value_shape if key_shape is None else key_shape
         for name, shape in (("query", query_shape), ("value", value_shape), ("key", key_shape)):
@@ -259,13 +224,12 @@ class SimplicialAttention(keras.layers.Layer):
                 f"key_shape={key_shape} and value_shape={value_shape}."
             )
         width = self.num_heads * self.key_dim
-        self.query_kernel = self._add_kernel("query_kernel", (query_shape[-1], width))
-        self.query_bias = self._add_bias("query_bias", width)
+        self.query_kernel = self.add_kernel("query_kernel", (query_shape[-1], width))
+        self.query_bias = self.add_bias("query_bias", width)
         self.key_kernels = [
-            self._add_kernel(f"key{a + 1}_kernel", (key_shape[-1], width))
-            for a in range(self.order)
+            self.add_kernel(f"key{a + 1}_kernel", (key_shape[-1], width)) for a in range(self.order)
         ]
-        self.key_biases = [self._add_bias(f"key{a + 1}_bias", width) for a in range(self.order)]
+        self.key_biases = [self.add_bias(f"key{a + 1}_bias", width) for a in range(self.order)]
         value_width = self.num_heads * self._value_dim
         # One value projection u (with B), or u^1..u^k for the trilinear form.
         names = (
@@ -274,16 +238,16 @@ class SimplicialAttention(keras.layers.Layer):
             else [f"value{a + 1}" for a in range(self.order)]
         )
         self.value_kernels = [
-            self._add_kernel(f"{name}_kernel", (value_shape[-1], value_width)) for name in names
+            self.add_kernel(f"{name}_kernel", (value_shape[-1], value_width)) for name in names
         ]
-        self.value_biases = [self._add_bias(f"{name}_bias", value_width) for name in names]
+        self.value_biases = [self.add_bias(f"{name}_bias", value_width) for name in names]
         # u's kernel and bias (u^1's for the trilinear form), as the virtual entities' own value.
         self.value_kernel, self.value_bias = self.value_kernels[0], self.value_biases[0]
         if self.form == "trilinear":
             self.B = None
             return
         d = self._value_dim
-        self.B = self._add_kernel(
+        self.B = self.add_kernel(
             "B",
             (self.num_heads,) + (d,) * (self.order + 1),
             initializer=_PerHeadInitializer(self.kernel_initializer),
@@ -588,18 +552,9 @@ class SimplicialAttention(keras.layers.Layer):
                 "key_dim": self.key_dim,
                 "value_dim": self.value_dim,
                 "order": self.order,
-                "dropout": self.dropout,
-                "use_bias": self.use_bias,
                 "epsilon": self.epsilon,
                 "logit_scale": self.logit_scale,
                 "tile_size": self.tile_size,
-                "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": constraints.serialize(self.kernel_constraint),
-                "bias_constraint": constraints.serialize(self.bias_constraint),
-                "seed": self.seed,
                 "form": self.form,
             }
         )

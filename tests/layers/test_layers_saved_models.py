@@ -15,6 +15,7 @@ import os
 
 import keras
 import numpy as np
+import pytest
 
 from keras_simplicial import (
     DotProductAttention,
@@ -80,5 +81,31 @@ def test_model_saved_before_the_weight_options_moved_loads_with_equal_outputs():
     )
     # The loaded layers' configurations are those the current code writes for the same model.
     fresh = _model()
-    for layer in loaded.layers:
-        assert layer.get_config() == fresh.get_layer(layer.name).get_config(), layer.name
+    names = ("simplicial_block", "trilinear_block", "block", "dot", "simplicial", "trilinear")
+    for name in names:
+        assert loaded.get_layer(name).get_config() == fresh.get_layer(name).get_config(), name
+
+
+@pytest.mark.parametrize("layer", [DotProductAttention, SimplicialAttention, TransformerBlock])
+@pytest.mark.parametrize(
+    "name,value",
+    [
+        ("kernel_initializer", "no_such_initializer"),
+        ("bias_regularizer", "no_such_regularizer"),
+        ("kernel_constraint", 3),
+        ("dropout", 1.0),
+    ],
+)
+def test_bad_weight_options_name_the_argument(layer, name, value):
+    with pytest.raises(ValueError, match=name):
+        layer(**{name: value})
+
+
+def test_blocks_hand_their_weight_options_to_every_sublayer():
+    block = TwoSimplicialTransformerBlock(name="b", **_options(1))
+    expected = block.sublayer_kwargs()
+    for sublayer in (block.attention, block.simplicial_attention):
+        config = sublayer.get_config()
+        assert all(config[key] == value for key, value in expected.items() if key != "dtype")
+    dense = block._dense(4, "d").get_config()
+    assert all(dense[key] == value for key, value in block.dense_kwargs().items() if key != "dtype")
