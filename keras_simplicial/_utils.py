@@ -69,15 +69,25 @@ def softmax_dtype(compute_dtype):
     return "float32" if str(compute_dtype) in ("float16", "bfloat16") else compute_dtype
 
 
-def masked_softmax(logits, mask, axes):
-    """Softmax jointly over `axes`; entries where `mask` is False get probability exactly 0, and
-    a row with nothing to attend to gets all zeros (not a uniform distribution)."""
-    if mask is None:
-        shifted = logits - ops.stop_gradient(ops.max(logits, axis=axes, keepdims=True))
-        weights = ops.exp(shifted)
-        return weights / ops.sum(weights, axis=axes, keepdims=True)
-    logits = ops.where(mask, logits, MASK_LOGIT)
+def causal_condition(n, m):
+    """[N, M] boolean, True where key position j <= query position i (as
+    `keras.layers.MultiHeadAttention`'s causal mask: positions counted from 0 in both)."""
+    return ops.expand_dims(ops.arange(n), 1) >= ops.expand_dims(ops.arange(m), 0)
+
+
+def masked_softmax(logits, masks, axes):
+    """Softmax jointly over `axes`; entries where any of `masks` (a mask, a list of masks each
+    broadcastable to `logits`, or None) is False get probability exactly 0, and a row with nothing
+    to attend to gets all zeros (not a uniform distribution). The masks are applied one by one, so
+    factors such as a causal condition per key axis are never broadcast into one full mask."""
+    masks = [] if masks is None else list(masks) if isinstance(masks, (list, tuple)) else [masks]
+    for mask in masks:
+        logits = ops.where(mask, logits, MASK_LOGIT)
     shifted = logits - ops.stop_gradient(ops.max(logits, axis=axes, keepdims=True))
-    weights = ops.where(mask, ops.exp(shifted), 0.0)
+    weights = ops.exp(shifted)
+    if not masks:
+        return weights / ops.sum(weights, axis=axes, keepdims=True)
+    for mask in masks:
+        weights = ops.where(mask, weights, 0.0)
     total = ops.sum(weights, axis=axes, keepdims=True)
     return weights / ops.maximum(total, 1e-30)

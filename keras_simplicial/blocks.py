@@ -1,5 +1,7 @@
 """The relational and the 2-simplicial Transformer blocks of Section 5.2."""
 
+import numbers
+
 import keras
 from keras import initializers, ops
 
@@ -131,6 +133,8 @@ class TransformerBlock(_Block):
         attention_mask: boolean, broadcastable to [B, N, N]; True = may attend.
         return_attention_scores: also return the attention probabilities [B, num_heads, N, N].
         training: whether dropout is active.
+        use_causal_mask: entity i attends only to entities j <= i (a decoder), combined with
+            `attention_mask`.
 
     Returns:
         e' [B, N, D], and the scores if requested.
@@ -140,15 +144,29 @@ class TransformerBlock(_Block):
         self._check_inputs(input_shape)
         self._build_common(input_shape, self.num_heads * (self.value_dim or self.key_dim))
 
-    def call(self, inputs, attention_mask=None, return_attention_scores=False, training=None):
+    def call(
+        self,
+        inputs,
+        attention_mask=None,
+        return_attention_scores=False,
+        training=None,
+        use_causal_mask=False,
+    ):
         x = self.input_norm(inputs)
         q, k, v = self.attention.project(x, x, x)
-        a, scores = self.attention.attend(q, k, v, attention_mask, training=training)
+        a, scores = self.attention.attend(
+            q, k, v, attention_mask, training=training, use_causal_mask=use_causal_mask
+        )
         outputs = self._update(inputs, _utils.merge_heads(a))
         return (outputs, scores) if return_attention_scores else outputs
 
     def compute_output_spec(
-        self, inputs, attention_mask=None, return_attention_scores=False, training=None
+        self,
+        inputs,
+        attention_mask=None,
+        return_attention_scores=False,
+        training=None,
+        use_causal_mask=False,
     ):
         outputs = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
         if not return_attention_scores:
@@ -182,7 +200,9 @@ class TwoSimplicialTransformerBlock(_Block):
     before the first block and dropped after the last.
 
     Args:
-        num_virtual_entities: M, the number of trailing virtual entities (1 <= M < sequence length).
+        num_virtual_entities: M, the number of trailing virtual entities (1 <= M < sequence length);
+            0: no virtual entities, the 2-simplicial attention of every entity goes over pairs of
+            the entities themselves (N^2 pairs, or the windows' w1 w2), as in a sequence model.
         num_heads: heads of the 1-simplicial attention.
         key_dim: size of each 1-simplicial head's queries and keys.
         value_dim: size of each 1-simplicial head's values; defaults to `key_dim`.
@@ -206,6 +226,8 @@ class TwoSimplicialTransformerBlock(_Block):
         simplicial_form: `form` of the 2-simplicial attention: "scalar_product" (the paper's
             unsigned scalar product and B) or "trilinear" (Roy et al.'s trilinear logit and
             elementwise product of two values; a virtual entity then takes its u^1_i).
+        simplicial_window: `window` of the 2-simplicial attention, (w1, w2) or None; with
+            num_virtual_entities=0 only (the windows run over the sequence itself).
         **kwargs: `kernel_initializer`, `bias_initializer`, `kernel_regularizer`,
             `bias_regularizer`, `kernel_constraint`, `bias_constraint` and `seed`, as in
             `TransformerBlock`; and the arguments of `keras.layers.Layer`.
@@ -214,8 +236,11 @@ class TwoSimplicialTransformerBlock(_Block):
         inputs: entities e, [B, N + M, D], virtual entities last.
         return_attention_scores: also return the 1-simplicial probabilities
             [B, num_heads, N + M, N + M] (masked entries exactly 0) and the 2-simplicial ones
-            [B, num_simplicial_heads, N, M, M].
+            [B, num_simplicial_heads, N, M, M] (with num_virtual_entities=0,
+            [B, num_simplicial_heads, N, N, N], or [..., N, w1, w2] with `simplicial_window`).
         training: whether dropout is active.
+        use_causal_mask: with num_virtual_entities=0 only: entity i attends to entities j <= i
+            and to pairs (j, k) with j, k <= i (a decoder).
 
     Returns:
         e' [B, N + M, D], or (e', attention_scores, simplicial_attention_scores).
@@ -239,6 +264,7 @@ class TwoSimplicialTransformerBlock(_Block):
         use_bias=False,
         layer_norm_epsilon=1e-5,
         simplicial_form="scalar_product",
+        simplicial_window=None,
         **kwargs,
     ):
         super().__init__(
@@ -251,9 +277,16 @@ class TwoSimplicialTransformerBlock(_Block):
             layer_norm_epsilon=layer_norm_epsilon,
             **kwargs,
         )
-        self.num_virtual_entities = _utils.check_positive_int(
-            "num_virtual_entities", num_virtual_entities
-        )
+        if (
+            isinstance(num_virtual_entities, bool)
+            or not isinstance(num_virtual_entities, numbers.Integral)
+            or num_virtual_entities < 0
+        ):
+            raise ValueError(
+                "`num_virtual_entities` must be a non-negative integer, received "
+                f"num_virtual_entities={num_virtual_entities!r}."
+            )
+        self.num_virtual_entities = int(num_virtual_entities)
         self.num_simplicial_heads = _utils.check_positive_int(
             "num_simplicial_heads", num_simplicial_heads
         )
@@ -275,9 +308,16 @@ class TwoSimplicialTransformerBlock(_Block):
             epsilon=simplicial_epsilon,
             logit_scale=simplicial_logit_scale,
             form=simplicial_form,
+            window=simplicial_window,
             name="simplicial_attention",
             **self.sublayer_kwargs(),
         )
+        self.simplicial_window = self.simplicial_attention.window
+        if self.simplicial_window is not None and self.num_virtual_entities:
+            raise ValueError(
+                "`simplicial_window` needs num_virtual_entities=0 (the windows run over the "
+                f"sequence itself), received num_virtual_entities={self.num_virtual_entities}."
+            )
         try:
             self.simplicial_gain_initializer = initializers.get(simplicial_gain_initializer)
         except ValueError:
@@ -299,9 +339,10 @@ class TwoSimplicialTransformerBlock(_Block):
                 f"{tuple(input_shape)}."
             )
         batch, features = input_shape[0], input_shape[-1]
-        standard = None if length is None else length - self.num_virtual_entities
+        m = self.num_virtual_entities
+        standard = None if length is None else length - m
         self.simplicial_attention.build(
-            (batch, standard, features), (batch, self.num_virtual_entities, features)
+            (batch, standard, features), (batch, m if m else length, features)
         )
         simplicial_width = self.num_simplicial_heads * (
             self.simplicial_value_dim or self.simplicial_key_dim
@@ -318,32 +359,43 @@ class TwoSimplicialTransformerBlock(_Block):
         key_is_standard = ops.expand_dims(positions < first_virtual, 0)
         return ops.expand_dims(ops.logical_or(query_is_virtual, key_is_standard), 0)
 
-    def call(self, inputs, return_attention_scores=False, training=None):
+    def call(self, inputs, return_attention_scores=False, training=None, use_causal_mask=False):
         m = self.num_virtual_entities
+        if use_causal_mask and m:
+            raise ValueError(
+                "`use_causal_mask` needs num_virtual_entities=0 (virtual entities see the whole "
+                f"sequence), received num_virtual_entities={m}."
+            )
         x = self.input_norm(inputs)
         q, k, v = self.attention.project(x, x, x)
+        mask = self._virtual_mask(_utils.dim(x, 1)) if m else None
         a1, scores = self.attention.attend(
-            q, k, v, self._virtual_mask(_utils.dim(x, 1)), training=training
+            q, k, v, mask, training=training, use_causal_mask=use_causal_mask
         )
-        standard, virtual = x[:, :-m], x[:, -m:]
         simplicial = self.simplicial_attention
-        ls, u = simplicial.project_keys_and_value(virtual)
+        standard, keys = (x[:, :-m], x[:, -m:]) if m else (x, x)
+        ls, u = simplicial.project_keys_and_value(keys)
         a2, simplicial_scores = simplicial.attend(
             simplicial.project_query(standard),
             ls,
             u,
             return_attention_scores=return_attention_scores,
             training=training,
+            use_causal_mask=use_causal_mask,
         )
-        own = u[0] if simplicial.form == "trilinear" else u  # eq. (1_simp_virtual_update)
-        a2 = ops.concatenate([_utils.merge_heads(a2), _utils.merge_heads(own)], axis=1)
+        a2 = _utils.merge_heads(a2)
+        if m:
+            own = u[0] if simplicial.form == "trilinear" else u  # eq. (1_simp_virtual_update)
+            a2 = ops.concatenate([a2, _utils.merge_heads(own)], axis=1)
         v_prime = ops.concatenate([_utils.merge_heads(a1), self.simplicial_norm(a2)], axis=-1)
         outputs = self._update(inputs, v_prime)
         if return_attention_scores:
             return outputs, scores, simplicial_scores
         return outputs
 
-    def compute_output_spec(self, inputs, return_attention_scores=False, training=None):
+    def compute_output_spec(
+        self, inputs, return_attention_scores=False, training=None, use_causal_mask=False
+    ):
         outputs = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
         if not return_attention_scores:
             return outputs
@@ -351,9 +403,12 @@ class TwoSimplicialTransformerBlock(_Block):
         m = self.num_virtual_entities
         standard = None if length is None else length - m
         scores = keras.KerasTensor((batch, self.num_heads, length, length), self.compute_dtype)
+        keys = (m if m else length,) * self.simplicial_order
+        window = self.simplicial_attention.window
+        if window is not None:
+            keys = tuple(w if length is None else min(w, length) for w in window)
         simplicial_scores = keras.KerasTensor(
-            (batch, self.num_simplicial_heads, standard) + (m,) * self.simplicial_order,
-            self.compute_dtype,
+            (batch, self.num_simplicial_heads, standard) + keys, self.compute_dtype
         )
         return outputs, scores, simplicial_scores
 
@@ -369,6 +424,7 @@ class TwoSimplicialTransformerBlock(_Block):
                 "simplicial_epsilon": self.simplicial_epsilon,
                 "simplicial_logit_scale": self.simplicial_logit_scale,
                 "simplicial_form": self.simplicial_form,
+                "simplicial_window": self.simplicial_window,
                 "simplicial_gain_initializer": initializers.serialize(
                     self.simplicial_gain_initializer
                 ),

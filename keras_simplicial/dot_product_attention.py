@@ -44,6 +44,8 @@ class DotProductAttention(WeightOptionsLayer):
             probabilities are exactly 0.
         return_attention_scores: also return the probabilities [B, num_heads, N, M].
         training: whether dropout is active.
+        use_causal_mask: query i attends only to keys j <= i (positions from 0 in both
+            sequences), as in `keras.layers.MultiHeadAttention`; combined with `attention_mask`.
 
     Returns:
         [B, N, num_heads * value_dim], and the scores if requested.
@@ -106,7 +108,7 @@ class DotProductAttention(WeightOptionsLayer):
             _utils.split_heads(v, self.num_heads),
         )
 
-    def attend(self, q, k, v, attention_mask=None, training=None):
+    def attend(self, q, k, v, attention_mask=None, training=None, use_causal_mask=False):
         """Scaled dot product attention on [B, H, length, d] tensors -> ([B, H, N, dv], scores)."""
         q = q * ops.cast(1.0 / math.sqrt(self.key_dim), q.dtype)
         logits = ops.einsum("bhnd,bhmd->bhnm", q, k)
@@ -114,6 +116,9 @@ class DotProductAttention(WeightOptionsLayer):
         if attention_mask is not None:
             mask = ops.expand_dims(ops.cast(attention_mask, "bool"), axis=1)
             logits = ops.where(mask, logits, _utils.MASK_LOGIT)
+        if use_causal_mask:
+            causal = _utils.causal_condition(_utils.dim(q, 2), _utils.dim(k, 2))
+            logits = ops.where(causal, logits, _utils.MASK_LOGIT)
         scores = ops.cast(ops.softmax(logits, axis=-1), self.compute_dtype)
         weights = self._dropout_layer(scores, training=training) if self.dropout else scores
         return ops.matmul(weights, v), scores
@@ -126,10 +131,13 @@ class DotProductAttention(WeightOptionsLayer):
         attention_mask=None,
         return_attention_scores=False,
         training=None,
+        use_causal_mask=False,
     ):
         key = value if key is None else key
         q, k, v = self.project(query, key, value)
-        outputs, scores = self.attend(q, k, v, attention_mask, training=training)
+        outputs, scores = self.attend(
+            q, k, v, attention_mask, training=training, use_causal_mask=use_causal_mask
+        )
         outputs = _utils.merge_heads(outputs)
         return (outputs, scores) if return_attention_scores else outputs
 
@@ -144,6 +152,7 @@ class DotProductAttention(WeightOptionsLayer):
         attention_mask=None,
         return_attention_scores=False,
         training=None,
+        use_causal_mask=False,
     ):
         outputs = keras.KerasTensor(
             self.compute_output_shape(query.shape, value.shape), dtype=self.compute_dtype

@@ -1,5 +1,7 @@
 """2-simplicial (and k-simplicial) multi-head attention, eq. (Bformula), and its trilinear form."""
 
+import numbers
+
 import keras
 from keras import ops
 
@@ -56,6 +58,37 @@ def resolve_logit_scale(logit_scale, key_dim, order, form="scalar_product"):
             f"`logit_scale` must be one of {LOGIT_SCALES}, received logit_scale={logit_scale!r}."
         )
     return float(logit_scale)
+
+
+def check_window(window, order):
+    """None, or (w_1, ..., w_k): each a positive integer, one per key (order 2 only)."""
+    if window is None:
+        return None
+    accepted = "None or a pair (w1, w2) of positive integers"
+    if isinstance(window, (str, bytes)) or not hasattr(window, "__len__") or len(window) != 2:
+        raise ValueError(f"`window` must be {accepted}, received window={window!r}.")
+    for w in window:
+        if isinstance(w, bool) or not isinstance(w, numbers.Integral) or w <= 0:
+            raise ValueError(f"`window` must be {accepted}, received window={window!r}.")
+    if order != 2:
+        raise ValueError(f"`window` is implemented for order=2 only, received order={order}.")
+    return tuple(int(w) for w in window)
+
+
+def _window_positions(n, width):
+    """The `width` positions up to each query i (i - width + 1, ..., i), clipped at 0: [N, width]
+    int32, and whether each is a real position (>= 0): [N, width] bool."""
+    positions = ops.expand_dims(ops.arange(n), 1) + ops.expand_dims(
+        ops.arange(width) - width + 1, 0
+    )
+    return ops.maximum(positions, 0), positions >= 0
+
+
+def _gather_window(x, positions):
+    """x [B, H, M, d] at positions [N, w] -> [B, H, N, w, d]."""
+    n, width = positions.shape
+    taken = ops.take(x, ops.reshape(positions, (-1,)), axis=2)
+    return ops.reshape(taken, (-1, x.shape[1], n, width, x.shape[-1]))
 
 
 def _largest_divisor_at_most(n, bound):
@@ -166,6 +199,11 @@ class SimplicialAttention(WeightOptionsLayer):
         form: "scalar_product" (default): the paper's unsigned scalar product as logit and
             B(u_{j_1} (x) ... (x) u_{j_k}) as value. "trilinear": the (k+1)-linear form as logit
             and u^1_{j_1} (.) ... (.) u^k_{j_k} as value (Roy et al.), k value projections, no B.
+        window: None (every key tuple) or (w1, w2), order 2 only: query i attends to the pairs
+            (j, k) with i - w1 < j <= i and i - w2 < k <= i (Roy et al.'s sliding windows, causal
+            by construction), for a sequence attending to itself (N = M). Time O(N w1 w2 d) (plus
+            O(N w1 d^2 + N d^3) for B), memory O(N (w1 w2 + (w1 + w2) d + d^2)): no [N, M, M]
+            tensor. It does not take an `attention_mask`.
 
     Call arguments:
         query: [B, N, Dq], source of p.
@@ -173,8 +211,14 @@ class SimplicialAttention(WeightOptionsLayer):
         key: [B, M, Dk], source of l^1..l^k; defaults to `value`.
         attention_mask: boolean, broadcastable to [B, N, M, M] ([B, N] + [M] * order); True = may
             attend. Masked probabilities are exactly 0; a query with no allowed tuple outputs 0.
-        return_attention_scores: also return the probabilities [B, num_heads, N, M, M].
+        return_attention_scores: also return the probabilities [B, num_heads, N, M, M]; with
+            `window`, [B, num_heads, N, w1, w2], entry (a, b) for the pair
+            (i - w1 + 1 + a, i - w2 + 1 + b) (w clipped to N).
         training: whether dropout is active.
+        use_causal_mask: query i attends only to tuples with every j_a <= i (positions from 0 in
+            both sequences), as in `keras.layers.MultiHeadAttention`; combined with
+            `attention_mask`. It is applied as one [N, M] condition per key axis inside the
+            softmax (and per tile on the tiled path), never as an [N, M, ..., M] mask.
 
     Returns:
         [B, N, num_heads * value_dim], and the scores if requested.
@@ -192,6 +236,7 @@ class SimplicialAttention(WeightOptionsLayer):
         logit_scale="auto",
         tile_size="auto",
         form="scalar_product",
+        window=None,
         **kwargs,
     ):
         super().__init__(dropout=dropout, use_bias=use_bias, **kwargs)
@@ -209,6 +254,7 @@ class SimplicialAttention(WeightOptionsLayer):
         if tile_size not in (None, "auto"):
             _utils.check_positive_int("tile_size", tile_size)
         self.tile_size = tile_size
+        self.window = check_window(window, order)
         self._value_dim = self.value_dim or self.key_dim
         self._dropout_layer = keras.layers.Dropout(self.dropout, seed=self.seed)
 
@@ -424,33 +470,112 @@ class SimplicialAttention(WeightOptionsLayer):
             return _largest_divisor_at_most(m, TILE_BUDGET // (n * m ** (self.order - 1)))
         return _largest_divisor_at_most(m, self.tile_size)
 
-    def attend(self, p, ls, u, attention_mask=None, return_attention_scores=False, training=None):
+    def attend(
+        self,
+        p,
+        ls,
+        u,
+        attention_mask=None,
+        return_attention_scores=False,
+        training=None,
+        use_causal_mask=False,
+    ):
         """Attention from projected p [B,H,N,dk], ls (k x [B,H,M,dk]), u [B,H,M,dv] (for the
         trilinear form the list u^1..u^k, k x [B,H,M,dv]).
 
-        Returns ([B, H, N, dv], scores [B, H, N, M, ..., M] or None).
+        Returns ([B, H, N, dv], scores [B, H, N, M, ..., M] (with `window`: [B, H, N, w1, w2])
+        or None).
         """
-        mask = None
+        masks = []
         if attention_mask is not None:
+            if self.window is not None:
+                raise ValueError(
+                    "`attention_mask` cannot be combined with `window` (the windows already "
+                    "choose each query's key pairs); pass attention_mask=None."
+                )
             if len(attention_mask.shape) != self.order + 2:
                 raise ValueError(
                     f"`attention_mask` must have rank {self.order + 2} ([B, N] + [M] * order, "
                     f"size-1 axes broadcast), received shape {tuple(attention_mask.shape)}."
                 )
-            mask = ops.expand_dims(ops.cast(attention_mask, "bool"), axis=1)
+            masks.append(ops.expand_dims(ops.cast(attention_mask, "bool"), axis=1))
+        if self.window is not None:
+            return self._attend_windowed(p, ls, u, return_attention_scores, training)
+        if use_causal_mask:
+            # One [N, M] condition per key axis (j_a <= i), applied one by one: never [N, M^k].
+            causal = _utils.causal_condition(_utils.dim(p, 2), _utils.dim(_first(u), 2))
+            causal = ops.expand_dims(ops.expand_dims(causal, 0), 0)
+            rank = self.order + 3
+            masks.extend(_place(causal, (2, 3 + a), rank) for a in range(self.order))
         tile = self._use_tiles(p, u, return_attention_scores, training)
         if tile is not None:
-            return self._attend_tiled(p, ls, u, mask, tile), None
+            return self._attend_tiled(p, ls, u, masks, tile), None
         logits = self._logits(self._logit_terms(p, ls))
         key_axes = tuple(range(3, 3 + self.order))
-        scores = ops.cast(_utils.masked_softmax(logits, mask, key_axes), self.compute_dtype)
+        scores = ops.cast(_utils.masked_softmax(logits, masks, key_axes), self.compute_dtype)
         weights = self._dropout_layer(scores, training=training) if self.dropout else scores
         num_tuples = _utils.dim(_first(u), 2) ** self.order
         weights = ops.reshape(weights, (-1, self.num_heads, _utils.dim(p, 2), num_tuples))
         outputs = ops.matmul(weights, self.tensor_values(u))
         return outputs, (scores if return_attention_scores else None)
 
-    def _attend_tiled(self, p, ls, u, mask, tile):
+    def _attend_windowed(self, p, ls, u, return_attention_scores, training):
+        """Query i attends to the pairs (j, k) with i - w1 < j <= i and i - w2 < k <= i.
+
+        The w1 keys l^1 (values u, u^1) and the w2 keys l^2 (u, u^2) before each query are
+        gathered ([B, H, N, w, d]); logits [B, H, N, w1, w2] come from the per-query Gram entries
+        (or the trilinear form), and the output from sum_{j,k} w_ijk u_j (x) u_k ([B, H, N, d, d])
+        contracted with B once per query, or sum_j u^1_j (.) sum_k w_ijk u^2_k. Time
+        O(N w1 w2 d + N w1 d^2 + N d^3) per head (trilinear: O(N w1 w2 d)), memory
+        O(N (w1 w2 + (w1 + w2) d + d^2)).
+        """
+        n, m = p.shape[2], _first(u).shape[2]
+        if n is None or m is None or n != m:
+            raise ValueError(
+                "`window` needs query and key sequences of one known length (a sequence "
+                f"attending to itself), received lengths {n} and {m}."
+            )
+        widths = [min(w, n) for w in self.window]  # positions before 0 are masked anyway
+        positions, valid = zip(*(_window_positions(n, w) for w in widths))
+        dtype = _utils.softmax_dtype(self.compute_dtype)
+        p = ops.cast(p, dtype)
+        l1, l2 = (_gather_window(ops.cast(l, dtype), at) for l, at in zip(ls, positions))
+        if self.form == "trilinear":
+            logits = ops.einsum("bhnjd,bhnkd->bhnjk", ops.expand_dims(p, 3) * l1, l2)
+        else:
+            entries = {
+                (0, 0): ops.sum(ops.square(p), axis=-1),
+                (0, 1): ops.einsum("bhnd,bhnjd->bhnj", p, l1),
+                (0, 2): ops.einsum("bhnd,bhnkd->bhnk", p, l2),
+                (1, 1): ops.sum(ops.square(l1), axis=-1),
+                (2, 2): ops.sum(ops.square(l2), axis=-1),
+                (1, 2): ops.einsum("bhnjd,bhnkd->bhnjk", l1, l2),
+            }
+            axes = {0: (), 1: (3,), 2: (4,)}
+
+            def gram(a, b):
+                a, b = min(a, b), max(a, b)
+                return _place(entries[(a, b)], (2,) + tuple(sorted(set(axes[a] + axes[b]))), 5)
+
+            logits = safe_sqrt(scalar_product_square_from_gram(gram, 3), self.epsilon)
+        logits = logits if self._logit_scale == 1.0 else logits * self._logit_scale
+        masks = [
+            _place(ops.expand_dims(ops.expand_dims(v, 0), 0), (2, axis), 5)
+            for v, axis in zip(valid, (3, 4))
+        ]
+        scores = ops.cast(_utils.masked_softmax(logits, masks, (3, 4)), self.compute_dtype)
+        weights = self._dropout_layer(scores, training=training) if self.dropout else scores
+        u1, u2 = (u, u) if self.form == "scalar_product" else u
+        u1, u2 = (_gather_window(v, at) for v, at in zip((u1, u2), positions))
+        inner = ops.einsum("bhnjk,bhnkd->bhnjd", weights, u2)  # sum_k w_ijk u_k
+        if self.form == "trilinear":
+            outputs = ops.sum(u1 * inner, axis=3)
+        else:
+            pairs = ops.einsum("bhnjd,bhnje->bhnde", u1, inner)  # sum_jk w_ijk u_j (x) u_k
+            outputs = ops.einsum("bhnde,hdef->bhnf", pairs, ops.cast(self.B, pairs.dtype))
+        return outputs, (scores if return_attention_scores else None)
+
+    def _attend_tiled(self, p, ls, u, masks, tile):
         """Online softmax over tiles of `tile` values of j_1 (all j_2..j_k at once)."""
         m = _first(u).shape[2]
         num_tiles = m // tile
@@ -463,10 +588,9 @@ class SimplicialAttention(WeightOptionsLayer):
             if axis is not None:
                 tiled[key] = (axis, _split_axis(entry, axis, num_tiles, tile))
         first = _split_axis(self._contract_first(u), 2, num_tiles, tile)
-        if mask is not None:
-            # Give the mask a full j_1 axis so it can be split into tiles.
-            full_j1 = ops.zeros((1, 1, 1, m) + (1,) * (self.order - 1), dtype="bool")
-            mask = _split_axis(ops.logical_or(mask, full_j1), 3, num_tiles, tile)
+        # A mask with a j_1 axis is split into tiles, one with a size-1 j_1 axis used as it is.
+        masks = [(mask.shape[3] != 1, mask) for mask in masks]
+        masks = [(t, _split_axis(x, 3, num_tiles, tile) if t else x) for t, x in masks]
         n = _utils.dim(p, 2)
         key_axes = tuple(range(3, 3 + self.order))
 
@@ -476,13 +600,13 @@ class SimplicialAttention(WeightOptionsLayer):
             for key, (axis, entry) in tiled.items():
                 tile_entries[key] = ops.take(entry, i, axis=axis)
             logits = self._logits(tile_entries)
-            tile_mask = None if mask is None else ops.take(mask, i, axis=3)
-            if tile_mask is not None:
+            tile_masks = [ops.take(x, i, axis=3) if t else x for t, x in masks]
+            for tile_mask in tile_masks:
                 logits = ops.where(tile_mask, logits, _utils.MASK_LOGIT)
             new_max = ops.maximum(running_max, ops.max(logits, axis=key_axes))
             new_max = ops.stop_gradient(new_max)
             weights = ops.exp(logits - _place(new_max, (2,), self.order + 3))
-            if tile_mask is not None:
+            for tile_mask in tile_masks:
                 weights = ops.where(tile_mask, weights, 0.0)
             rescale = ops.exp(running_max - new_max)
             total = total * rescale + ops.sum(weights, axis=key_axes)
@@ -510,6 +634,7 @@ class SimplicialAttention(WeightOptionsLayer):
         attention_mask=None,
         return_attention_scores=False,
         training=None,
+        use_causal_mask=False,
     ):
         p = self.project_query(query)
         if key is None or key is value:
@@ -517,7 +642,13 @@ class SimplicialAttention(WeightOptionsLayer):
         else:
             ls, u = self.project_keys(key), self.project_value(value)
         outputs, scores = self.attend(
-            p, ls, u, attention_mask, return_attention_scores, training=training
+            p,
+            ls,
+            u,
+            attention_mask,
+            return_attention_scores,
+            training=training,
+            use_causal_mask=use_causal_mask,
         )
         outputs = _utils.merge_heads(outputs)
         return (outputs, scores) if return_attention_scores else outputs
@@ -533,15 +664,17 @@ class SimplicialAttention(WeightOptionsLayer):
         attention_mask=None,
         return_attention_scores=False,
         training=None,
+        use_causal_mask=False,
     ):
         outputs = keras.KerasTensor(
             self.compute_output_shape(query.shape, value.shape), dtype=self.compute_dtype
         )
         if not return_attention_scores:
             return outputs
-        scores_shape = (query.shape[0], self.num_heads, query.shape[1]) + (
-            value.shape[1],
-        ) * self.order
+        keys = self.window or (value.shape[1],) * self.order
+        if self.window is not None and query.shape[1] is not None:
+            keys = tuple(min(w, query.shape[1]) for w in keys)
+        scores_shape = (query.shape[0], self.num_heads, query.shape[1]) + tuple(keys)
         return outputs, keras.KerasTensor(scores_shape, dtype=self.compute_dtype)
 
     def get_config(self):
@@ -556,6 +689,7 @@ class SimplicialAttention(WeightOptionsLayer):
                 "logit_scale": self.logit_scale,
                 "tile_size": self.tile_size,
                 "form": self.form,
+                "window": self.window,
             }
         )
         return config

@@ -77,6 +77,15 @@ SCRIPT = textwrap.dedent(
     loaded = keras.models.load_model(path)
     np.testing.assert_allclose(keras.ops.convert_to_numpy(loaded(data)),
                                keras.ops.convert_to_numpy(model(data)), rtol=1e-6, atol=1e-6)
+
+    # Causal and windowed attention against the masked references, then a windowed decoder trains.
+    import sequence_checks
+    sequence_checks.run_all()
+    decoder = sequence_checks.windowed_decoder()
+    decoder.compile(optimizer="adam", loss="mse", jit_compile={jit!r})
+    history = decoder.fit(data[:, :5].repeat(2, axis=1)[:, :6], np.ones((8, 6, 1), "float32"),
+                          batch_size=4, epochs=1, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"])), history.history
     print("BACKEND_OK", keras.backend.backend())
     """
 )

@@ -252,7 +252,7 @@ def test_blocks_in_jit_compiled_training_with_dynamic_batch():
         (lambda: TransformerBlock(num_heads=0), "num_heads"),
         (lambda: TransformerBlock(feedforward_dim=-1), "feedforward_dim"),
         (lambda: TransformerBlock(key_dim=0), "key_dim"),
-        (lambda: TwoSimplicialTransformerBlock(num_virtual_entities=0), "num_virtual_entities"),
+        (lambda: TwoSimplicialTransformerBlock(num_virtual_entities=-1), "num_virtual_entities"),
         (lambda: TwoSimplicialTransformerBlock(simplicial_key_dim=0), "simplicial_key_dim"),
         (lambda: TwoSimplicialTransformerBlock(simplicial_order=1), "order"),
         (lambda: TwoSimplicialTransformerBlock(simplicial_form="bilinear"), "form"),
