@@ -153,3 +153,16 @@ def first_sustained_step(steps, wins, level, window):
         if mean_win_rate_between(steps, wins, start, start + window) >= level:
             return int(start)
     return None
+
+
+def holm_adjusted(p_values):
+    """Holm's step-down adjustment of a family of p-values, in their order: the i-th smallest of
+    m is multiplied by (m - i + 1), made non-decreasing, and capped at 1. A test is rejected at
+    level alpha (the family-wise error rate) iff its adjusted p-value is at most alpha."""
+    p_values = [float(p) for p in p_values]
+    order = sorted(range(len(p_values)), key=p_values.__getitem__)
+    adjusted, running = [0.0] * len(p_values), 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
