@@ -119,14 +119,10 @@ class TransformerBlock(_Block):
         dropout: dropout rate on the attention probabilities.
         use_bias: whether the q, k, v projections have biases.
         layer_norm_epsilon: epsilon of both layer normalisations.
-        kernel_initializer: of the attention's projections and the feed-forward layers, as in
-            `keras.layers.MultiHeadAttention`; so are the five below.
-        bias_initializer: of the biases.
-        kernel_regularizer: of the kernels.
-        bias_regularizer: of the biases.
-        kernel_constraint: on the kernels.
-        bias_constraint: on the biases.
-        seed: seed of the dropout.
+        **kwargs: `kernel_initializer`, `bias_initializer`, `kernel_regularizer`,
+            `bias_regularizer`, `kernel_constraint` and `bias_constraint`, of the attention's
+            projections and the feed-forward layers, as in `keras.layers.MultiHeadAttention`;
+            `seed`, of the dropout; and the arguments of `keras.layers.Layer`.
 
     Call arguments:
         inputs: entities e, [B, N, D].

@@ -28,13 +28,10 @@ class DotProductAttention(WeightOptionsLayer):
         value_dim: size of each head's values; defaults to `key_dim`.
         dropout: dropout rate on the attention probabilities.
         use_bias: whether the q, k, v projections have biases.
-        kernel_initializer: as in `keras.layers.MultiHeadAttention`.
-        bias_initializer: as in `keras.layers.MultiHeadAttention`.
-        kernel_regularizer: as in `keras.layers.MultiHeadAttention`.
-        bias_regularizer: as in `keras.layers.MultiHeadAttention`.
-        kernel_constraint: as in `keras.layers.MultiHeadAttention`.
-        bias_constraint: as in `keras.layers.MultiHeadAttention`.
-        seed: seed of the dropout.
+        **kwargs: `kernel_initializer`, `bias_initializer`, `kernel_regularizer`,
+            `bias_regularizer`, `kernel_constraint` and `bias_constraint`, as in
+            `keras.layers.MultiHeadAttention`; `seed`, of the dropout; and the arguments of
+            `keras.layers.Layer`.
 
     Call arguments:
         query: [B, N, Dq].

@@ -188,14 +188,6 @@ class SimplicialAttention(WeightOptionsLayer):
         tile_size: "auto" (tiled above a size threshold), None (never tile) or a positive integer
             (always tile, with at most this many j_1 per tile). The tiled path is used only when
             neither attention scores nor training-time dropout are requested.
-        kernel_initializer: initializer of the projections and of B (default Glorot-uniform,
-            applied per head to B).
-        bias_initializer: as in `keras.layers.MultiHeadAttention`.
-        kernel_regularizer: as in `keras.layers.MultiHeadAttention`; also applies to B.
-        bias_regularizer: as in `keras.layers.MultiHeadAttention`.
-        kernel_constraint: as in `keras.layers.MultiHeadAttention`; also applies to B.
-        bias_constraint: as in `keras.layers.MultiHeadAttention`.
-        seed: seed of the dropout.
         form: "scalar_product" (default): the paper's unsigned scalar product as logit and
             B(u_{j_1} (x) ... (x) u_{j_k}) as value. "trilinear": the (k+1)-linear form as logit
             and u^1_{j_1} (.) ... (.) u^k_{j_k} as value (Roy et al.), k value projections, no B.
@@ -204,6 +196,11 @@ class SimplicialAttention(WeightOptionsLayer):
             by construction), for a sequence attending to itself (N = M). Time O(N w1 w2 d) (plus
             O(N w1 d^2 + N d^3) for B), memory O(N (w1 w2 + (w1 + w2) d + d^2)): no [N, M, M]
             tensor. It does not take an `attention_mask`.
+        **kwargs: `kernel_initializer` (of the projections and, per head, of B; default
+            Glorot-uniform), `bias_initializer`, `kernel_regularizer` and `kernel_constraint`
+            (both also on B), `bias_regularizer`, `bias_constraint`, as in
+            `keras.layers.MultiHeadAttention`; `seed`, of the dropout; and the arguments of
+            `keras.layers.Layer`.
 
     Call arguments:
         query: [B, N, Dq], source of p.
