@@ -238,3 +238,76 @@ def _train(settings, model, train, test, task, model_name, seed, feedforward):
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         },
     }
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One (task, model) of the study: its seeds' endpoints and costs, and the pre-registered test
+    against the reference model (None for the reference itself)."""
+
+    task: str
+    model: str
+    seeds: tuple
+    endpoints: tuple
+    chance: float
+    seconds_per_epoch: float
+    cost_ratio: float
+    comparison: object  # statistics.SeedComparison against the reference, or None
+    holm_p_value: float | None
+
+    @property
+    def decision(self):
+        """ "better", "worse" or "no difference shown" (Holm-adjusted p <= 0.05 and the sign)."""
+        if self.comparison is None:
+            return "reference"
+        if self.holm_p_value > SIGNIFICANCE_LEVEL:
+            return "no difference shown"
+        return "better" if self.comparison.difference > 0 else "worse"
+
+
+SIGNIFICANCE_LEVEL = 0.05
+
+
+def summarise(records, reference="dot-product"):
+    """Rows per (task, model), in the order of `MODELS`, from run records: every model against
+    `reference` by the exact permutation test on the endpoints of their common seeds, the p-values
+    of all tasks and models adjusted together by Holm's method."""
+    from agents.experiments.statistics import compare_seeds, holm_adjusted
+
+    groups = {}
+    for record in records:
+        groups.setdefault((record["task"], record["model"]), []).append(record)
+    tasks = sorted({task for task, _ in groups})
+    rows, tests = [], []
+    for task in tasks:
+        base = {r["seed"]: r for r in groups.get((task, reference), [])}
+        for model_name in MODELS:
+            runs = sorted(groups.get((task, model_name), []), key=lambda r: r["seed"])
+            if not runs:
+                continue
+            endpoints = tuple(r["endpoint"]["test_accuracy"] for r in runs)
+            seconds = float(np.median([r["seconds_per_epoch"] for r in runs]))
+            base_seconds = float(np.median([r["seconds_per_epoch"] for r in base.values()] or [0]))
+            comparison = None
+            if model_name != reference and len(runs) >= 2 and len(base) >= 2:
+                comparison = compare_seeds(
+                    [r["endpoint"]["test_accuracy"] for r in base.values()], endpoints
+                )
+                tests.append(len(rows))
+            rows.append(
+                dict(
+                    task=task,
+                    model=model_name,
+                    seeds=tuple(r["seed"] for r in runs),
+                    endpoints=endpoints,
+                    chance=float(np.mean([r["chance"] for r in runs])),
+                    seconds_per_epoch=seconds,
+                    cost_ratio=seconds / base_seconds if base_seconds else float("nan"),
+                    comparison=comparison,
+                    holm_p_value=None,
+                )
+            )
+    adjusted = holm_adjusted([rows[i]["comparison"].p_value for i in tests]) if tests else []
+    for i, p in zip(tests, adjusted):
+        rows[i]["holm_p_value"] = p
+    return [Row(**row) for row in rows]

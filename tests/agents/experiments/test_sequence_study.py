@@ -59,3 +59,33 @@ def test_holm_adjusted():
     # Sorted 0.01, 0.02, 0.04, 0.30 of 4: 0.04, 0.06, 0.08, 0.30, in the input's order.
     assert holm_adjusted([0.04, 0.01, 0.30, 0.02]) == pytest.approx([0.08, 0.04, 0.30, 0.06])
     assert holm_adjusted([0.5, 0.6]) == pytest.approx([1.0, 1.0])
+
+
+def _record(task, model, seed, accuracy, seconds):
+    return {
+        "task": task,
+        "model": model,
+        "seed": seed,
+        "endpoint": {"test_accuracy": accuracy, "epoch": 10},
+        "chance": 0.5,
+        "seconds_per_epoch": seconds,
+    }
+
+
+def test_summarise_tests_every_model_against_dot_product_with_holm():
+    records = []
+    for seed in range(1, 9):
+        records.append(_record("a", "dot-product", seed, 0.50 + 0.001 * seed, 1.0))
+        records.append(_record("a", "simplicial", seed, 0.70 + 0.001 * seed, 3.0))  # separated
+        records.append(_record("a", "trilinear", seed, 0.50 + 0.001 * (9 - seed), 2.0))
+    rows = {row.model: row for row in sequence_study.summarise(records)}
+    assert list(rows) == ["dot-product", "simplicial", "trilinear"]
+    assert rows["dot-product"].decision == "reference"
+    simplicial, trilinear = rows["simplicial"], rows["trilinear"]
+    assert simplicial.cost_ratio == pytest.approx(3.0) and trilinear.cost_ratio == 2.0
+    # 8 + 8 separated seeds: p = 2 / C(16, 8); Holm over the 2 tests doubles the smaller one.
+    assert simplicial.comparison.p_value == pytest.approx(2 / 12870)
+    assert simplicial.holm_p_value == pytest.approx(4 / 12870)
+    assert simplicial.decision == "better"
+    assert trilinear.comparison.p_value == pytest.approx(1.0)
+    assert trilinear.decision == "no difference shown"
