@@ -75,6 +75,24 @@ def check_window(window, order):
     return tuple(int(w) for w in window)
 
 
+FUSED = (None, "pallas")
+
+
+def check_fused(fused, window):
+    """None (`keras.ops` everywhere) or "pallas" (JAX, with `window`)."""
+    if fused not in FUSED:
+        raise ValueError(f"`fused` must be one of {FUSED}, received fused={fused!r}.")
+    if fused == "pallas":
+        if window is None:
+            raise ValueError('`fused="pallas"` needs a `window`: it fuses the windowed path only.')
+        if keras.backend.backend() != "jax":
+            raise ValueError(
+                '`fused="pallas"` needs the JAX backend, received backend '
+                f"{keras.backend.backend()!r}; use fused=None on other backends."
+            )
+    return fused
+
+
 def _window_positions(n, width):
     """The `width` positions up to each query i (i - width + 1, ..., i), clipped at 0: [N, width]
     int32, and whether each is a real position (>= 0): [N, width] bool."""
@@ -196,6 +214,11 @@ class SimplicialAttention(WeightOptionsLayer):
             by construction), for a sequence attending to itself (N = M). Time O(N w1 w2 d) (plus
             O(N w1 d^2 + N d^3) for B), memory O(N (w1 w2 + (w1 + w2) d + d^2)): no [N, M, M]
             tensor. It does not take an `attention_mask`.
+        fused: None (default): `keras.ops` on every backend. "pallas" (JAX backend, with
+            `window`): the windowed forward pass as one Pallas kernel, its gradient from the
+            `keras.ops` path (`keras_simplicial/_pallas.py`); calls that ask for scores or train
+            with dropout take the `keras.ops` path. Tested in Pallas's interpreter on a CPU only;
+            never compiled or timed on a GPU.
         **kwargs: `kernel_initializer` (of the projections and, per head, of B; default
             Glorot-uniform), `bias_initializer`, `kernel_regularizer` and `kernel_constraint`
             (both also on B), `bias_regularizer`, `bias_constraint`, as in
@@ -234,6 +257,7 @@ class SimplicialAttention(WeightOptionsLayer):
         tile_size="auto",
         form="scalar_product",
         window=None,
+        fused=None,
         **kwargs,
     ):
         super().__init__(dropout=dropout, use_bias=use_bias, **kwargs)
@@ -252,6 +276,7 @@ class SimplicialAttention(WeightOptionsLayer):
             _utils.check_positive_int("tile_size", tile_size)
         self.tile_size = tile_size
         self.window = check_window(window, order)
+        self.fused = check_fused(fused, self.window)
         self._value_dim = self.value_dim or self.key_dim
         self._dropout_layer = keras.layers.Dropout(self.dropout, seed=self.seed)
 
@@ -497,6 +522,8 @@ class SimplicialAttention(WeightOptionsLayer):
                 )
             masks.append(ops.expand_dims(ops.cast(attention_mask, "bool"), axis=1))
         if self.window is not None:
+            if self.fused and not return_attention_scores and not (self.dropout and training):
+                return self._attend_fused(p, ls, u), None
             return self._attend_windowed(p, ls, u, return_attention_scores, training)
         if use_causal_mask:
             # One [N, M] condition per key axis (j_a <= i), applied one by one: never [N, M^k].
@@ -516,7 +543,33 @@ class SimplicialAttention(WeightOptionsLayer):
         outputs = ops.matmul(weights, self.tensor_values(u))
         return outputs, (scores if return_attention_scores else None)
 
-    def _attend_windowed(self, p, ls, u, return_attention_scores, training):
+    def _attend_fused(self, p, ls, u):
+        """The windowed path's output from the Pallas kernel (`keras_simplicial._pallas`), its
+        gradient from this path's own."""
+        from keras_simplicial import _pallas
+
+        scalar = self.form == "scalar_product"
+        u1, u2 = (u, u) if scalar else u
+        b = ops.convert_to_tensor(self.B) if scalar else ops.zeros((1, 1, 1, 1), u1.dtype)
+
+        def reference(p, l1, l2, u1, u2, b):
+            values = u1 if scalar else [u1, u2]
+            return self._attend_windowed(p, [l1, l2], values, False, None, b if scalar else None)[0]
+
+        return _pallas.windowed_attention(
+            p,
+            *ls,
+            u1,
+            u2,
+            b,
+            reference,
+            window=self.window,
+            form=self.form,
+            scale=self._logit_scale,
+            epsilon=self.epsilon,
+        )
+
+    def _attend_windowed(self, p, ls, u, return_attention_scores, training, b=None):
         """Query i attends to the pairs (j, k) with i - w1 < j <= i and i - w2 < k <= i.
 
         The w1 keys l^1 (values u, u^1) and the w2 keys l^2 (u, u^2) before each query are
@@ -569,7 +622,8 @@ class SimplicialAttention(WeightOptionsLayer):
             outputs = ops.sum(u1 * inner, axis=3)
         else:
             pairs = ops.einsum("bhnjd,bhnje->bhnde", u1, inner)  # sum_jk w_ijk u_j (x) u_k
-            outputs = ops.einsum("bhnde,hdef->bhnf", pairs, ops.cast(self.B, pairs.dtype))
+            b = self.B if b is None else b
+            outputs = ops.einsum("bhnde,hdef->bhnf", pairs, ops.cast(b, pairs.dtype))
         return outputs, (scores if return_attention_scores else None)
 
     def _attend_tiled(self, p, ls, u, masks, tile):
@@ -687,6 +741,7 @@ class SimplicialAttention(WeightOptionsLayer):
                 "tile_size": self.tile_size,
                 "form": self.form,
                 "window": self.window,
+                "fused": self.fused,
             }
         )
         return config
