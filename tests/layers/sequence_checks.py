@@ -108,6 +108,20 @@ def check_no_output_depends_on_a_later_token(call, n=6, width=8):
         assert not np.allclose(after[:, t], before[:, t]), t
 
 
+def sequence_block(form, window, **kwargs):
+    """A small `TwoSimplicialTransformerBlock` over the sequence itself (no virtual entities)."""
+    return TwoSimplicialTransformerBlock(
+        num_virtual_entities=0,
+        num_heads=2,
+        key_dim=4,
+        simplicial_key_dim=4,
+        feedforward_dim=8,
+        simplicial_form=form,
+        simplicial_window=window,
+        **kwargs,
+    )
+
+
 def causal_calls():
     """name -> a function of x [B, N, 8] that should be causal."""
     dot = DotProductAttention(num_heads=2, key_dim=3)
@@ -129,15 +143,7 @@ def causal_calls():
             x, x, use_causal_mask=True
         )
     for form, window in itertools.product(("scalar_product", "trilinear"), (None, (3, 2))):
-        block = TwoSimplicialTransformerBlock(
-            num_virtual_entities=0,
-            num_heads=2,
-            key_dim=4,
-            simplicial_key_dim=4,
-            feedforward_dim=8,
-            simplicial_form=form,
-            simplicial_window=window,
-        )
+        block = sequence_block(form, window)
         calls[f"block_{form}_window{window}"] = lambda x, block=block: block(
             x, use_causal_mask=True
         )
@@ -151,18 +157,7 @@ def windowed_decoder():
     inputs = keras.Input((6, 8))
     x = inputs
     for form in ("scalar_product", "trilinear"):
-        block = TwoSimplicialTransformerBlock(
-            num_virtual_entities=0,
-            num_heads=2,
-            key_dim=4,
-            simplicial_key_dim=4,
-            feedforward_dim=8,
-            simplicial_form=form,
-            simplicial_window=(3, 2),
-            dropout=0.1,
-            name=form,
-        )
-        x = block(x, use_causal_mask=True)
+        x = sequence_block(form, (3, 2), dropout=0.1, name=form)(x, use_causal_mask=True)
     return keras.Model(inputs, keras.layers.Dense(1)(x))
 
 
