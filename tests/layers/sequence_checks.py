@@ -95,12 +95,12 @@ def check_window_covering_the_sequence_equals_the_causal_full_path(form):
     )
 
 
-def check_no_output_depends_on_a_later_token(call, n=6, width=8):
-    """Perturbing token t changes no output before t."""
+def check_no_output_depends_on_a_later_token(call, n=6, width=8, positions=None):
+    """Perturbing token t (each of `positions`, default all) changes no output before t."""
     rng = np.random.default_rng(4)
     x = rng.normal(size=(2, n, width)).astype("float32")
     before = _numpy(call(x))
-    for t in range(1, n):
+    for t in positions or range(1, n):
         changed = x.copy()
         changed[:, t] += rng.normal(size=(2, width)).astype("float32")
         after = _numpy(call(changed))
@@ -162,11 +162,12 @@ def windowed_decoder():
 
 
 def run_all():
+    """A lighter pass of the checks (the default backend's tests run every case)."""
     for form in ("scalar_product", "trilinear"):
-        for order, tile_size, user_mask in itertools.product((2, 3), (None, 2), (False, True)):
-            check_causal_matches_reference(form, order, tile_size, user_mask)
-        for window in ((6, 6), (3, 2), (1, 4), (9, 1)):
+        for order, tile_size in ((2, None), (3, 2)):
+            check_causal_matches_reference(form, order, tile_size, user_mask=True)
+        for window in ((3, 2), (9, 1)):
             check_window_matches_reference(form, window)
         check_window_covering_the_sequence_equals_the_causal_full_path(form)
     for call in causal_calls().values():
-        check_no_output_depends_on_a_later_token(call)
+        check_no_output_depends_on_a_later_token(call, positions=(2, 5))
