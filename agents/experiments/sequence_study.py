@@ -129,8 +129,10 @@ def _accuracy(logits, labels):
     return float((np.argmax(logits, -1)[scored] == labels[scored]).mean())
 
 
+@functools.lru_cache(maxsize=None)
 def git_commit():
-    """The repository's HEAD commit, or None outside a git checkout."""
+    """The repository's HEAD commit when first asked (the process's start, as the code it runs),
+    or None outside a git checkout."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     try:
         result = subprocess.run(

@@ -105,6 +105,16 @@ def page(rows, records, sha):
             f"{rows[[r.task for r in rows].index(task)].chance:.3f}.",
             "",
         ]
+    lines += [
+        "## Deviations",
+        "",
+        "The campaign's runs record the HEAD commit at the time each record was written, read",
+        "anew for every run while commits of tests and docs were landing; the code that trained",
+        "every run is that of commit b313395 (the processes started from it, and nothing on the",
+        "training path changed after it). `sequence_study.git_commit` now reads HEAD once per",
+        "process.",
+        "",
+    ]
     better = [f"{r.model} on {r.task}" for r in rows if r.decision == "better"]
     worse = [f"{r.model} on {r.task}" for r in rows if r.decision == "worse"]
     lines += [
