@@ -20,7 +20,7 @@ LEARNING_TIMESTEPS ?= 600000
 LEARNING_BUDGETS ?= 300000 500000
 
 .PHONY: install test test-all docs train bench bench-learning bench-parity reproduce-small \
-	simplicial-tasks simplicial-tasks-report fault-injection clean
+	simplicial-tasks simplicial-tasks-report sequence-tasks fault-injection clean
 
 install: $(STAMP)
 
@@ -98,6 +98,12 @@ simplicial-tasks: $(STAMP)
 
 simplicial-tasks-report: $(STAMP)
 	$(PY) studies/simplicial-attention-tasks/report.py
+
+# 2-simplicial attention in a decoder, on tasks where order matters: every run the pre-registration
+# (studies/sequence-tasks/preregistration.md) fixes, resumably, then its page.
+sequence-tasks: $(STAMP)
+	nice -n 19 $(PY) studies/sequence-tasks/run.py
+	$(PY) studies/sequence-tasks/report.py
 
 # Every file of a run damaged in every way, and every command that reads it (docs/benchmarks.md,
 # "Reliability", with how long it takes); the counts go to benchmarks/results/fault-injection.json.

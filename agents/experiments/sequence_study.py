@@ -274,7 +274,7 @@ def summarise(records, reference="dot-product"):
     """Rows per (task, model), in the order of `MODELS`, from run records: every model against
     `reference` by the exact permutation test on the endpoints of their common seeds, the p-values
     of all tasks and models adjusted together by Holm's method."""
-    from agents.experiments.statistics import compare_seeds, holm_adjusted
+    from keras_simplicial.agents.experiments.statistics import compare_seeds, holm_adjusted
 
     groups = {}
     for record in records:

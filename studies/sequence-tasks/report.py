@@ -7,14 +7,13 @@ studies/sequence-tasks/results/ (every number on the page is computed from them)
 import hashlib
 import json
 import statistics
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))
+from keras_simplicial.agents.atomic_files import atomic_write_text
+from keras_simplicial.agents.experiments import sequence_study
 
-from agents.atomic_files import atomic_write_text  # noqa: E402
-from agents.experiments import sequence_study  # noqa: E402
+HERE = Path(__file__).resolve().parent
+
 
 RESULTS = HERE / "results"
 FIGURE = HERE / "figures" / "endpoints.png"

@@ -16,17 +16,14 @@ import argparse
 import hashlib
 import json
 import os
-import sys
 from pathlib import Path
+
+from keras_simplicial.agents.atomic_files import atomic_write_json
+from keras_simplicial.agents.experiments import sequence_study
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from agents.atomic_files import atomic_write_json  # noqa: E402
-from agents.experiments import sequence_study  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

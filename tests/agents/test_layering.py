@@ -5,6 +5,7 @@ round (an import circle inside a folder too), and every module that imports RLli
 TensorFlow before it."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -207,4 +208,18 @@ def test_no_test_or_script_loads_a_benchmark_or_study_script():
                 and ("benchmarks" in line or "studies" in line or path in scripts)
             ):
                 offenders.append(f"{path.relative_to(ROOT)}: {line.strip()}")
+    assert offenders == []
+
+
+def test_the_package_is_imported_by_its_installed_name():
+    """`agents` and `envs` are folders of the repository, installed as keras_simplicial.agents and
+    keras_simplicial.envs: an `import agents...` works only from the repository's root."""
+    pattern = re.compile(r"^\s*(?:from|import) (?:agents|envs)(?:\.|\s|$)", flags=re.M)
+    folders = ("agents", "envs", "keras_simplicial", "studies", "benchmarks", "examples", "tests")
+    offenders = [
+        str(path.relative_to(ROOT))
+        for folder in folders
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if pattern.search(path.read_text(encoding="utf-8"))
+    ]
     assert offenders == []

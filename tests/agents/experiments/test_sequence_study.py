@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from agents.experiments import sequence_study
-from agents.experiments.statistics import holm_adjusted
+from keras_simplicial.agents.experiments import sequence_study
+from keras_simplicial.agents.experiments.statistics import holm_adjusted
 
 SETTINGS = sequence_study.Settings(
     tasks={
