@@ -91,6 +91,23 @@ def choose_actions(logits, greedy, rng):
     return actions, probabilities
 
 
+def sample_actions(logits, rng, explore=True):
+    """Actions and their log-probabilities under softmax(`logits`) [B, A] (float32), drawn by
+    Gumbel-max with `rng` (`numpy.random.Generator`), or the most probable (`explore=False`).
+
+    What training acts with: the old stack's `BatchedEnvRunner` and the Keras engine
+    (`keras_engine`) alike, so both sample the same actions from the same logits and generator.
+    """
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    if explore:
+        gumbel = -np.log(-np.log(rng.uniform(1e-12, 1.0, logits.shape)))
+        chosen = np.argmax(log_probs + gumbel, axis=1)
+    else:
+        chosen = np.argmax(log_probs, axis=1)
+    return chosen, log_probs[np.arange(len(chosen)), chosen]
+
+
 def play_episodes(
     policy,
     env_id,

@@ -43,7 +43,7 @@ from ray.rllib.evaluation.rollout_worker import RolloutWorker
 from ray.rllib.policy.sample_batch import DEFAULT_POLICY_ID, SampleBatch
 
 from keras_simplicial.agents.model.rllib_model import ALLOWED_MOVES
-from keras_simplicial.agents.rollout import mask_logits
+from keras_simplicial.agents.rollout import mask_logits, sample_actions
 from keras_simplicial.agents.training.metrics import episode_metrics
 from keras_simplicial.agents.training.rllib_envs import BoxWorldRLlibVectorEnv
 from keras_simplicial.envs import OUTCOMES
@@ -199,14 +199,7 @@ class BatchedEnvRunner(RolloutWorker):
 
     def _choose(self, logits, explore):
         """Actions and their log-probabilities under softmax(logits) (argmax if not `explore`)."""
-        shifted = logits - logits.max(axis=1, keepdims=True)
-        log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-        if explore:
-            gumbel = -np.log(-np.log(self._rng.uniform(1e-12, 1.0, logits.shape)))
-            chosen = np.argmax(log_probs + gumbel, axis=1)
-        else:
-            chosen = np.argmax(log_probs, axis=1)
-        return chosen, log_probs[np.arange(len(chosen)), chosen]
+        return sample_actions(logits, self._rng, explore)
 
     def _end_episodes(self, reward, done):
         """Accumulates returns; reports and resets the boards whose episode ended this step."""

@@ -5,10 +5,8 @@ Two sources, both written into each metrics row (CSV and TensorBoard) by `train`
 - `DiagnosticImpalaTF2Policy`: RLlib's IMPALA policy plus the norm of the (clipped) gradient of
   each part of the agent (`grad_norm/<part>`, `model_parts.MODEL_PARTS`), so one sees whether the
   2-simplicial query and key projections (which route the attention) get any gradient at all.
-- `AttentionHealth`: on a fixed probe batch of start positions, the entropy of the 2-simplicial
-  scores over key pairs (as a fraction of log M^2, the uniform distribution's), the mean largest
-  pair probability and the fraction of queries with > 0.99 on one pair (saturation), and the
-  same entropy for the 1-simplicial scores.
+- `AttentionHealth` (module `attention_health`, which needs no TensorFlow; imported here too):
+  the entropy and saturation of the attention scores on a fixed probe batch.
 """
 
 import numpy as np
@@ -16,8 +14,11 @@ import tensorflow as tf
 from ray.rllib.algorithms.impala.impala_tf_policy import ImpalaTF2Policy
 
 from keras_simplicial.agents.model.model_parts import model_part
-
-SATURATION_THRESHOLD = 0.99
+from keras_simplicial.agents.training.attention_health import (  # noqa: F401  (imported from here)
+    SATURATION_THRESHOLD,
+    AttentionHealth,
+    score_statistics,
+)
 
 
 class DiagnosticImpalaTF2Policy(ImpalaTF2Policy):
@@ -77,57 +78,4 @@ class DiagnosticImpalaTF2Policy(ImpalaTF2Policy):
                 parts.setdefault(model_part(variable.name), []).append(gradient)
         for part, gradients in parts.items():
             stats[f"grad_norm/{part}"] = tf.linalg.global_norm(gradients)
-        return stats
-
-
-def score_statistics(scores, axes):
-    """(normalised entropy, mean max probability, saturated fraction) of distributions on `axes`.
-
-    `scores` holds probabilities summing to 1 over `axes`; the entropy is divided by the log of
-    the number of outcomes (1.0 = uniform, 0.0 = one outcome).
-    """
-    scores = np.asarray(scores, np.float64)
-    outcomes = int(np.prod([scores.shape[a] for a in axes]))
-    entropy = -np.sum(scores * np.log(np.maximum(scores, 1e-30)), axis=axes)
-    largest = np.max(scores, axis=axes)
-    normalised = entropy / np.log(outcomes) if outcomes > 1 else np.zeros_like(entropy)
-    return (
-        float(np.mean(normalised)),
-        float(np.mean(largest)),
-        float(np.mean(largest > SATURATION_THRESHOLD)),
-    )
-
-
-class AttentionHealth:
-    """Attention statistics of an agent on a fixed probe batch, refreshed from its weights.
-
-    Args:
-        model: the agent's Keras model (`policy.model.base_model`).
-        kind: "relational" or "simplicial".
-        architecture: the architecture overrides of the run (`RunArguments.architecture`).
-        env_id, env_config: the environment the probe positions come from.
-        num_boards: probe batch size; seed: the probe puzzles' seed.
-    """
-
-    def __init__(self, model, kind, architecture, env_id, env_config, num_boards=64, seed=0):
-        from keras_simplicial.agents.model.attention_agent import AttentionAgent
-        from keras_simplicial.envs import make_vector_env
-
-        self.agent = AttentionAgent(model, kind, architecture)
-        env = make_vector_env(env_id, num_boards, env_config, copy=False)
-        env.reset(seed=seed)
-        self.observations = env.core.obs.copy()
-
-    def __call__(self):
-        """A dict of statistics, averaged over block iterations (`attention/...` keys)."""
-        self.agent.model.set_weights(self.agent.base_model.get_weights())
-        _, _, attention = self.agent(self.observations)
-        stats = {}
-        one = [score_statistics(s, axes=(-1,)) for s in attention.one_simplicial]
-        stats["attention/one_simplicial_entropy"] = float(np.mean([s[0] for s in one]))
-        if attention.two_simplicial:
-            two = [score_statistics(s, axes=(-2, -1)) for s in attention.two_simplicial]
-            stats["attention/simplicial_entropy"] = float(np.mean([s[0] for s in two]))
-            stats["attention/simplicial_max_prob"] = float(np.mean([s[1] for s in two]))
-            stats["attention/simplicial_saturated"] = float(np.mean([s[2] for s in two]))
         return stats

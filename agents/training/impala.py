@@ -24,19 +24,12 @@ from keras_simplicial.agents.model.rllib_model import (
     MODEL_NAMES,
     register_agent_models,
 )
-from keras_simplicial.agents.ranges import (
-    Boolean,
-    Integer,
-    OneOf,
-    OrNone,
-    Real,
-    Schedule,
-    check_ranges,
-)
+from keras_simplicial.agents.ranges import check_ranges
 from keras_simplicial.agents.training.curve import SMOOTHING_EPISODES
 from keras_simplicial.agents.training.metrics import WinRateCallbacks
-from keras_simplicial.agents.training.presets import (
+from keras_simplicial.agents.training.presets import (  # noqa: F401  (CONFIG_RANGES: here too)
     CLIP_EACH_VARIABLE,
+    CONFIG_RANGES,
     PAPER_IMPALA_HYPERPARAMETERS,
 )
 from keras_simplicial.agents.training.rllib_envs import register_envs, validate_env_config
@@ -131,42 +124,6 @@ class ResilientIMPALA(IMPALA):
             learner.stopped = True
             learner.join(timeout=float(self.config.learner_queue_timeout) + 120.0)
         super().cleanup()
-
-
-# The valid range of each `IMPALAConfig` attribute that has one, checked before anything starts
-# (RLlib trains on with a negative learning rate, a gamma above 1 or a zero batch).
-_POSITIVE = Real(low=0, low_open=True)
-_NON_NEGATIVE = Real(low=0)
-CONFIG_RANGES = {
-    "lr": _POSITIVE,
-    "lr_schedule": Schedule(_POSITIVE),
-    "gamma": Real(low=0, high=1, low_open=True),
-    "entropy_coeff": _NON_NEGATIVE,
-    "entropy_coeff_schedule": Schedule(_NON_NEGATIVE),
-    "opt_type": OneOf(("adam", "rmsprop")),
-    "epsilon": _POSITIVE,
-    "decay": Real(low=0, high=1, high_open=True),
-    "momentum": Real(low=0, high=1, high_open=True),
-    "grad_clip": OrNone(_POSITIVE),
-    CLIP_EACH_VARIABLE: Boolean(),
-    "vf_loss_coeff": _NON_NEGATIVE,
-    "vtrace_clip_rho_threshold": _POSITIVE,
-    "vtrace_clip_pg_rho_threshold": _POSITIVE,
-    "train_batch_size": Integer(1),
-    "rollout_fragment_length": Integer(1),
-    "num_epochs": Integer(1),
-    "minibatch_buffer_size": Integer(1),
-    "learner_queue_size": Integer(1),
-    "learner_queue_timeout": _POSITIVE,
-    "replay_proportion": _NON_NEGATIVE,
-    "replay_buffer_num_slots": Integer(0),
-    "broadcast_interval": Integer(1),
-    "min_time_s_per_iteration": OrNone(_NON_NEGATIVE),
-    "min_sample_timesteps_per_iteration": Integer(0),
-    "metrics_num_episodes_for_smoothing": Integer(1),
-    "num_env_runners": Integer(0),
-    "num_envs_per_env_runner": Integer(1),
-}
 
 
 def apply_overrides(config, overrides):

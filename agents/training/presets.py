@@ -4,9 +4,11 @@
     PRESETS["easy"]                    # {"env", "env_config", "overrides"}
     preset_overrides(PRESETS["easy"], {"lr": 1e-4})
 
-Plain data, imported by the run's arguments (`run_arguments`) and by `impala_config`, which puts
-them together; nothing here imports RLlib or TensorFlow.
+Plain data, imported by the run's arguments (`run_arguments`) and by every engine's config
+builder (`engines`), which puts them together; nothing here imports RLlib or TensorFlow.
 """
+
+from keras_simplicial.agents.ranges import Boolean, Integer, OneOf, OrNone, Real, Schedule
 
 # Which norm IMPALA's `grad_clip` caps, in RLlib's old-stack (TF) name for it: true clips each
 # variable's gradient separately (RLlib 2.60's default), false the global norm of all of them, as
@@ -159,3 +161,39 @@ def lr_schedule_over(preset, timesteps):
         return None
     end = schedule[-1][0]
     return [[round(step * timesteps / end), lr] for step, lr in schedule]
+
+
+# The valid range of each `IMPALAConfig` attribute that has one, checked before anything starts
+# (RLlib trains on with a negative learning rate, a gamma above 1 or a zero batch).
+_POSITIVE = Real(low=0, low_open=True)
+_NON_NEGATIVE = Real(low=0)
+CONFIG_RANGES = {
+    "lr": _POSITIVE,
+    "lr_schedule": Schedule(_POSITIVE),
+    "gamma": Real(low=0, high=1, low_open=True),
+    "entropy_coeff": _NON_NEGATIVE,
+    "entropy_coeff_schedule": Schedule(_NON_NEGATIVE),
+    "opt_type": OneOf(("adam", "rmsprop")),
+    "epsilon": _POSITIVE,
+    "decay": Real(low=0, high=1, high_open=True),
+    "momentum": Real(low=0, high=1, high_open=True),
+    "grad_clip": OrNone(_POSITIVE),
+    CLIP_EACH_VARIABLE: Boolean(),
+    "vf_loss_coeff": _NON_NEGATIVE,
+    "vtrace_clip_rho_threshold": _POSITIVE,
+    "vtrace_clip_pg_rho_threshold": _POSITIVE,
+    "train_batch_size": Integer(1),
+    "rollout_fragment_length": Integer(1),
+    "num_epochs": Integer(1),
+    "minibatch_buffer_size": Integer(1),
+    "learner_queue_size": Integer(1),
+    "learner_queue_timeout": _POSITIVE,
+    "replay_proportion": _NON_NEGATIVE,
+    "replay_buffer_num_slots": Integer(0),
+    "broadcast_interval": Integer(1),
+    "min_time_s_per_iteration": OrNone(_NON_NEGATIVE),
+    "min_sample_timesteps_per_iteration": Integer(0),
+    "metrics_num_episodes_for_smoothing": Integer(1),
+    "num_env_runners": Integer(0),
+    "num_envs_per_env_runner": Integer(1),
+}
