@@ -46,7 +46,7 @@ def wilson_interval(wins, total, z=1.96):
 
 def policy_logits(policy):
     """observations -> logits of an RLlib policy loaded by `load_policy` (its traced model)."""
-    return lambda observations: policy.model.logits_and_values(observations)[0].numpy()
+    return lambda observations: np.asarray(policy.model.logits_and_values(observations)[0])
 
 
 def summarise(results, loops=False):

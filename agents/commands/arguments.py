@@ -12,7 +12,13 @@ from typing import Callable
 
 from keras_simplicial.agents.ranges import Boolean, Integer, JsonObject, OneOf, OrNone
 from keras_simplicial.agents.training.presets import PRESETS
-from keras_simplicial.agents.training.run_arguments import AGENTS, RunArguments, declaration
+from keras_simplicial.agents.training.run_arguments import (
+    AGENTS,
+    API_STACKS,
+    RunArguments,
+    declaration,
+    with_engine_of_api_stack,
+)
 
 PRESET_CHOICES = ("paper", *(name for name in PRESETS if name != "paper"))
 
@@ -126,15 +132,28 @@ def add_run_arguments(parser, exclude=()):
             help=f"{declared.help} (default: {default})",
             **_value_options(declared.rule, declared.flag),
         )
+        if field.name == "engine":
+            parser.add_argument(
+                "--api-stack",
+                dest="api_stack",
+                default=None,
+                choices=API_STACKS,
+                help="RLlib's API stack: 'old' is --engine rllib-old, 'new' --engine rllib-new "
+                "(the flag of earlier versions)",
+            )
 
 
 def given_run_arguments(args):
-    """{field: value} of the `RunArguments` flags given in `args` (those left out are None)."""
-    return {
+    """{field: value} of the `RunArguments` flags given in `args` (those left out are None);
+    `--api-stack` gives the engine it names (`with_engine_of_api_stack`)."""
+    given = {
         field.name: getattr(args, field.name)
         for field in dataclasses.fields(RunArguments)
         if getattr(args, field.name, None) is not None
     }
+    if getattr(args, "api_stack", None) is not None:
+        given["api_stack"] = args.api_stack
+    return with_engine_of_api_stack(given)
 
 
 def add_preset_argument(parser, default):

@@ -28,7 +28,7 @@ def train_arguments(parser):
         "--run",
         default="IMPALA",
         choices=("IMPALA",),
-        help="the RLlib algorithm (default: IMPALA, as in the paper)",
+        help="the algorithm (default: IMPALA, as in the paper; --engine says what trains it)",
     )
     add_preset_argument(parser, default="paper")
     add_run_arguments(parser)
@@ -79,8 +79,8 @@ def train_arguments(parser):
     parser.add_argument("--progress", default="auto", choices=PROGRESS_CHOICES)
 
 
-def run_api_stack(out):
-    """The `api_stack` of the run in `out` (its run.json, else its newest checkpoint's copy), or
+def run_engine(out):
+    """The `engine` of the run in `out` (its run.json, else its newest checkpoint's copy), or
     None where neither reads."""
     from keras_simplicial.agents.training.run_arguments import RunArguments
     from keras_simplicial.agents.training.run_directory import RunDirectory
@@ -91,22 +91,28 @@ def run_api_stack(out):
         candidates += [checkpoint / "run.json" for checkpoint in reversed(run.checkpoints())]
     for candidate in candidates:
         try:
-            return RunArguments.read(candidate).api_stack
+            return RunArguments.read(candidate).engine
         except (ValueError, FileNotFoundError):
             continue
     return None
 
 
 def keras_environment(args):
-    """The environment a training command runs in, set before Keras is imported: KERAS_BACKEND
-    of the new API stack (`run_arguments.KERAS_BACKENDS`) for a run on it (`--api-stack new`, or
-    the run.json of the run `--resume` continues), nothing for the old stack."""
-    stack = getattr(args, "api_stack", None)
-    if getattr(args, "resume", False) and args.out:
-        stack = run_api_stack(args.out)
-    from keras_simplicial.agents.training.run_arguments import KERAS_BACKENDS
+    """The environment a training command runs in, set before Keras is imported: the Keras
+    backend of the run's engine (`engines.Engine.process_backend`: PyTorch for rllib-new;
+    KERAS_BACKEND, else TensorFlow, for keras), read from `--engine`/`--api-stack` or, with
+    `--resume`, the run.json of the run it continues; nothing for rllib-old, whose TensorFlow is
+    Keras's default."""
+    from keras_simplicial.agents.training.engines import ENGINES
+    from keras_simplicial.agents.training.run_arguments import with_engine_of_api_stack
 
-    return {"KERAS_BACKEND": KERAS_BACKENDS["new"]} if stack == "new" else {}
+    given = {"engine": getattr(args, "engine", None), "api_stack": getattr(args, "api_stack", None)}
+    name = with_engine_of_api_stack({k: v for k, v in given.items() if v is not None}).get("engine")
+    if getattr(args, "resume", False) and args.out:
+        name = run_engine(args.out)
+    if name not in ENGINES or ENGINES[name].api_stack == "old":
+        return {}
+    return {"KERAS_BACKEND": ENGINES[name].process_backend()}
 
 
 def default_out(arguments):
@@ -186,7 +192,7 @@ COMMANDS = (
         "train",
         train_arguments,
         train,
-        help="train an agent with IMPALA on Ray RLlib (or --resume a run)",
+        help="train an agent with IMPALA, on RLlib or the Keras engine (or --resume a run)",
         description="Trains a new run of the preset with the flags given on top (written to "
         "OUT/run.json), or continues the run in --out with --resume (its run.json's arguments; "
         "only how long and how to run come from the command line).",

@@ -4,10 +4,12 @@
     agent, arguments = load_attention_agent("runs/a/checkpoints/iter_000120")
     weights = saved_keras_weights(checkpoint, model)   # either API stack, for a model of its agent
 
-Checkpoints of both RLlib API stacks load here. An old-stack checkpoint (`policies/`) holds the
-TF2 policy; a new-stack one (`learner_group/`, `torch_impala_config`) the state of the
-`KerasAgentRLModule`, whose Keras weights load into a fresh model of the run's agent on whatever
-backend this process runs Keras (`SavedKerasPolicy`): evaluation and the probes read both alike.
+Checkpoints of every engine load here (`engines.engine_of_checkpoint` tells which wrote one). An
+old-stack checkpoint (`policies/`) holds the TF2 policy; a new-stack one (`learner_group/`,
+`torch_impala_config`) the state of the `KerasAgentRLModule`; a Keras-engine one
+(`keras_engine.json`) the model's weights as numpy arrays. The Keras weights of the last two load
+into a fresh model of the run's agent on whatever backend this process runs Keras
+(`SavedKerasPolicy`): evaluation and the probes read all three alike.
 
 A path is a checkpoint directory (`OUT/checkpoints/iter_NNNNNN`) or a run directory (`OUT`, whose
 latest checkpoint is meant). `load_attention_agent` also reads a Keras policy: a directory
@@ -26,6 +28,7 @@ from keras_simplicial.agents.training.checkpoint_integrity import (
     DamagedCheckpointError,
     verify_checkpoint,
 )
+from keras_simplicial.agents.training.engines import engine_of_checkpoint
 from keras_simplicial.agents.training.run_arguments import RunArguments
 from keras_simplicial.agents.training.run_directory import RunDirectory
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
@@ -82,15 +85,15 @@ def resolve_checkpoint(path):
     it also names the newest intact checkpoint, which can be passed instead.
     """
     path = Path(path).resolve()
-    if (path / "policies").is_dir() or (path / "learner_group").is_dir():
+    if engine_of_checkpoint(path) is not None:
         verify_checkpoint(path)
         return path
     run = RunDirectory(path)
     latest = run.latest_checkpoint() if run.checkpoints_dir.is_dir() else None
     if latest is None:
         raise FileNotFoundError(
-            f"No checkpoint at {path} (expected an RLlib checkpoint directory "
-            "with policies/ or learner_group/, or a run directory with checkpoints/)."
+            f"No checkpoint at {path} (expected a checkpoint directory, with policies/, "
+            "learner_group/ or keras_engine.json, or a run directory with checkpoints/)."
         )
     try:
         verify_checkpoint(latest)
@@ -138,7 +141,15 @@ def run_arguments_of(checkpoint):
 
 def is_new_stack_checkpoint(checkpoint):
     """Whether `checkpoint` (a checkpoint directory) was written by RLlib's new API stack."""
-    return (Path(checkpoint) / "learner_group").is_dir()
+    engine = engine_of_checkpoint(checkpoint)
+    return engine is not None and engine.name == "rllib-new"
+
+
+def holds_tf2_policy(checkpoint):
+    """Whether `checkpoint` holds RLlib's TF2 policy (the old stack's), which `load_policy`
+    restores as RLlib's `Policy`; every other engine's holds Keras weights only."""
+    engine = engine_of_checkpoint(checkpoint)
+    return engine is not None and engine.name == "rllib-old"
 
 
 def _unpickled(path, what):
@@ -150,21 +161,31 @@ def _unpickled(path, what):
         return pickle.load(stream)
 
 
+def saved_policy_weights(checkpoint, keras_model=None):
+    """The weights of an old-stack checkpoint's TF2 policy (`policy.get_weights()` order, which
+    is the Keras model's)."""
+    return _unpickled(Path(checkpoint) / POLICY_STATE, "policy")["weights"]
+
+
+def saved_module_weights(checkpoint, keras_model):
+    """The Keras weights of a new-stack checkpoint's `KerasAgentRLModule`, for `keras_model`."""
+    from keras_simplicial.agents.model.module_state import keras_weights
+
+    return keras_weights(_unpickled(Path(checkpoint) / MODULE_STATE, "new-stack"), keras_model)
+
+
 def saved_keras_weights(checkpoint, keras_model):
-    """The weights a checkpoint (either API stack) saved for `keras_model`, a model of the run's
+    """The weights a checkpoint (of any engine) saved for `keras_model`, a model of the run's
     agent on any backend, in `keras_model.weights` order (`keras_model.set_weights` takes them).
     """
     checkpoint = resolve_checkpoint(checkpoint)
-    if is_new_stack_checkpoint(checkpoint):
-        from keras_simplicial.agents.model.module_state import keras_weights
-
-        return keras_weights(_unpickled(checkpoint / MODULE_STATE, "new-stack"), keras_model)
-    return _unpickled(checkpoint / POLICY_STATE, "policy")["weights"]
+    return engine_of_checkpoint(checkpoint).read_saved_weights(checkpoint, keras_model)
 
 
 def keras_logits_and_values(model):
-    """`observations -> (logits, value)` of a Keras agent model, as tensors of its backend with
-    `.numpy()`: a traced `tf.function` on TensorFlow, a call without gradients on PyTorch."""
+    """`observations -> (logits, value)` of a Keras agent model, as arrays of its backend that
+    `numpy.asarray` reads: a traced `tf.function` on TensorFlow, a call without gradients on
+    PyTorch, a `jax.jit` on JAX."""
     import keras
 
     backend = keras.backend.backend()
@@ -182,17 +203,22 @@ def keras_logits_and_values(model):
             return tuple(output.cpu() for output in outputs)
 
         return forward
-    raise ValueError(f"Keras runs on {backend!r}: evaluation needs TensorFlow or PyTorch.")
+    if backend == "jax":
+        import jax
+
+        compiled = jax.jit(lambda x: model(x.astype("float32"), training=False))
+        return lambda observations: tuple(compiled(np.asarray(observations)))
+    raise ValueError(f"Keras runs on {backend!r}: evaluation needs TensorFlow, PyTorch or JAX.")
 
 
 class SavedKerasPolicy:
-    """A new-stack checkpoint's policy as `load_policy` returns it: its agent model rebuilt on
-    this process's Keras backend with the saved weights, where the old stack's TF2 policy has
-    them (`policy.model.base_model`, `.kind`, `.logits_and_values`; `observation_space`,
-    `get_weights()`).
+    """A new-stack or Keras-engine checkpoint's policy as `load_policy` returns it: its agent
+    model rebuilt on this process's Keras backend with the saved weights, where the old stack's
+    TF2 policy has them (`policy.model.base_model`, `.kind`, `.logits_and_values`;
+    `observation_space`, `get_weights()`).
 
     Args:
-        checkpoint: a new-stack checkpoint directory (verified).
+        checkpoint: a new-stack or Keras-engine checkpoint directory (verified).
         arguments: the `RunArguments` of its run (agent, architecture, env).
     """
 
@@ -222,9 +248,9 @@ class SavedKerasPolicy:
 
 def load_policy(checkpoint):
     """The policy of a checkpoint, with its Keras agent model at `policy.model.base_model`: the
-    RLlib TF2 policy of an old-stack checkpoint, a `SavedKerasPolicy` of a new-stack one."""
+    RLlib TF2 policy of an old-stack checkpoint, a `SavedKerasPolicy` of any other engine's."""
     checkpoint = resolve_checkpoint(checkpoint)
-    if is_new_stack_checkpoint(checkpoint):
+    if not holds_tf2_policy(checkpoint):
         arguments = run_arguments_of(checkpoint)
         if arguments is None:
             raise ValueError(

@@ -59,7 +59,7 @@ class GreedyCheck:
             **arguments.architecture,
         )
         forward = keras_logits_and_values(self.model)  # on this process's Keras backend
-        self._logits = lambda observations: forward(observations)[0].numpy()
+        self._logits = lambda observations: np.asarray(forward(observations)[0])
 
     def __call__(self, checkpoint):
         self.model.set_weights(saved_keras_weights(checkpoint, self.model))  # either API stack

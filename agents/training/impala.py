@@ -33,7 +33,7 @@ from keras_simplicial.agents.training.presets import (  # noqa: F401  (CONFIG_RA
     PAPER_IMPALA_HYPERPARAMETERS,
 )
 from keras_simplicial.agents.training.rllib_envs import register_envs, validate_env_config
-from keras_simplicial.agents.training.run_arguments import RunArguments
+from keras_simplicial.agents.training.run_arguments import RunArguments, with_engine_of_api_stack
 
 
 class ResilientIMPALA(IMPALA):
@@ -156,17 +156,18 @@ def impala_config(arguments=None, **fields):
         An `IMPALAConfig` on the old API stack with `framework="tf2"`; every argument is
         checked before it returns (`ValueError` naming the one that is wrong).
     """
+    fields = with_engine_of_api_stack(fields)
     if arguments is None:
         arguments = RunArguments(**fields)
     elif not isinstance(arguments, RunArguments):
         raise ValueError(f"arguments must be a RunArguments, got {arguments!r}.")
     elif fields:
         arguments = dataclasses.replace(arguments, **fields)
-    if arguments.api_stack != "old":
+    if arguments.engine != "rllib-old":
         raise ValueError(
-            f"impala_config builds IMPALA on RLlib's old API stack, but api_stack (--api-stack) "
-            f"is {arguments.api_stack!r}: use impala_torch.torch_impala_config (or "
-            "train.algorithm_config, which picks by the stack)."
+            "impala_config builds IMPALA on RLlib's old API stack (the engine 'rllib-old'), but "
+            f"engine (--engine) is {arguments.engine!r}: its own config builder is "
+            f"engines.ENGINES[{arguments.engine!r}].build_config."
         )
     validate_env_config(arguments.env, arguments.env_config)
     agent_hyperparameters(arguments.agent, **arguments.architecture)  # bad overrides fail, named

@@ -1,7 +1,7 @@
 """IMPALA on RLlib's new API stack with PyTorch: the same agents, presets and run arguments as
-`impala_config` (old stack), for `RunArguments(api_stack="new")`.
+`impala_config` (old stack), for `RunArguments(engine="rllib-new")`.
 
-    config = torch_impala_config(RunArguments.from_preset("easy", "relational", api_stack="new"))
+    config = torch_impala_config(RunArguments.from_preset("easy", "relational", engine="rllib-new"))
     algo = config.build_algo()          # KERAS_BACKEND=torch before Keras is imported
 
 What carries over, and how:
@@ -53,7 +53,10 @@ from keras_simplicial.agents.training.presets import (  # noqa: E402
     PAPER_IMPALA_HYPERPARAMETERS,
 )
 from keras_simplicial.agents.training.rllib_envs import validate_env_config  # noqa: E402
-from keras_simplicial.agents.training.run_arguments import RunArguments  # noqa: E402
+from keras_simplicial.agents.training.run_arguments import (  # noqa: E402
+    RunArguments,
+    with_engine_of_api_stack,
+)
 from keras_simplicial.agents.training.torch_learner import KerasAgentIMPALALearner  # noqa: E402
 from keras_simplicial.envs import ENV_IDS, OUTCOMES  # noqa: E402
 
@@ -179,7 +182,7 @@ def torch_impala_config(arguments=None, **fields):
 
     Args:
         arguments: a `RunArguments` (each of its fields is described there); None:
-            `RunArguments(api_stack="new", **fields)`.
+            `RunArguments(engine="rllib-new", **fields)`.
         **fields: fields of `RunArguments` which replace those of `arguments`.
 
     Returns:
@@ -189,8 +192,9 @@ def torch_impala_config(arguments=None, **fields):
     """
     import dataclasses
 
+    fields = with_engine_of_api_stack(fields)
     if arguments is None:
-        arguments = RunArguments(**{"api_stack": "new", **fields})
+        arguments = RunArguments(**{"engine": "rllib-new", **fields})
     elif not isinstance(arguments, RunArguments):
         raise ValueError(f"arguments must be a RunArguments, got {arguments!r}.")
     elif fields:

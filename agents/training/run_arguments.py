@@ -37,6 +37,7 @@ from typing import Optional
 from keras_simplicial.agents.atomic_files import atomic_write_text
 from keras_simplicial.agents.model.model_config import split_model_config
 from keras_simplicial.agents.ranges import Boolean, Integer, JsonObject, OneOf, OrNone
+from keras_simplicial.agents.training.engines import API_STACK_ENGINES, ENGINE_NAMES, ENGINES
 from keras_simplicial.agents.training.presets import (
     CLIP_EACH_VARIABLE,
     PRESETS,
@@ -50,13 +51,11 @@ AGENTS = ("relational", "simplicial")
 # How env runners sample: "batched" steps all of a runner's boards as one batch
 # (`BatchedEnvRunner`); "rllib" is RLlib's own sampler over one gymnasium env per board.
 SAMPLERS = ("batched", "rllib")
-# Which RLlib API stack trains the run: "old" (TFModelV2 and TensorFlow policies, Keras on
-# TensorFlow: `impala.impala_config`) or "new" (RLModule, Learner and EnvRunner, Keras on PyTorch:
-# `impala_torch.torch_impala_config`).
-API_STACKS = ("old", "new")
-# The Keras backend of each API stack's processes, set before Keras is imported: the driver's by
-# the command line (`commands.training.keras_environment`), the Ray workers' by `train.start_ray`.
-KERAS_BACKENDS = {"old": "tensorflow", "new": "torch"}
+# RLlib's API stacks, the older name of the two RLlib engines (`--api-stack old|new`, and the key
+# `api_stack` of run.json files written before `engine` existed): `engines.API_STACK_ENGINES`.
+API_STACKS = tuple(API_STACK_ENGINES)
+# The Keras backend of each API stack's processes (`engines.ENGINES[...].keras_backend`).
+KERAS_BACKENDS = {stack: ENGINES[name].keras_backend for stack, name in API_STACK_ENGINES.items()}
 
 # What a new run trains with unless its overrides say otherwise: the global norm clipped, as in
 # `PAPER_IMPALA_HYPERPARAMETERS`.
@@ -64,7 +63,7 @@ NEW_RUN_OVERRIDES = {CLIP_EACH_VARIABLE: False}
 # Fields that run.json files written by earlier versions lack, and the value those runs used.
 EARLIER_RUN_DEFAULTS = {
     "sampler": "rllib",  # runs written before the batched sampler existed used RLlib's
-    "api_stack": "old",  # runs written before the new stack existed trained on the old one
+    "engine": "rllib-old",  # runs written before the engines existed trained on RLlib's old stack
     "mask_blocked_moves": False,  # runs written before it could mask played every move
 }
 # IMPALA settings that the overrides of run.json files written by earlier versions lack, and the
@@ -140,7 +139,7 @@ class RunArguments:
         num_envs_per_env_runner: boards each runner steps as one batch (the paper: 1).
         seed: seeds the env runners and the model initialisation (None: unseeded).
         sampler: one of `SAMPLERS`.
-        api_stack: one of `API_STACKS`.
+        engine: one of `engines.ENGINE_NAMES`: what trains the run (`engines.ENGINES`).
         mask_blocked_moves: the policy chooses among the moves the board lets through only
             (`BoxWorldCore.allowed_moves`), in training and in play: a change to the paper's
             agent, whose policy also pushes against walls and closed locks.
@@ -211,13 +210,14 @@ class RunArguments:
         help="'batched': each env runner steps its boards as one batch; 'rllib': RLlib's "
         "per-env sampler (slower on small boards, runs every RLlib episode callback)",
     )
-    api_stack: str = run_argument(
-        "old",
-        flags=("--api-stack",),
-        rule=OneOf(API_STACKS),
-        help="RLlib's API stack: 'old' (TFModelV2, Keras on TensorFlow, the reference) or 'new' "
-        "(a TorchRLModule around the same Keras model, Keras on PyTorch; RLlib's maintained "
-        "stack)",
+    engine: str = run_argument(
+        "rllib-old",
+        flags=("--engine",),
+        rule=OneOf(ENGINE_NAMES),
+        help="what trains the run: 'rllib-old' (RLlib's old API stack, Keras on TensorFlow, the "
+        "reference), 'rllib-new' (RLlib's new API stack, Keras on PyTorch) or 'keras' (one "
+        "process without Ray, on the process's Keras backend: TensorFlow unless KERAS_BACKEND "
+        "says jax); --api-stack old|new names the first two",
     )
     mask_blocked_moves: bool = run_argument(
         False,
@@ -225,7 +225,7 @@ class RunArguments:
         rule=Boolean(),
         help="mask the moves the board blocks (walls, key tiles, locks whose key is not held) out "
         "of the policy, in training and in play: a change to the paper's agent (old API stack, "
-        "batched sampler)",
+        "batched sampler; the rllib-old or keras engine)",
     )
 
     def __post_init__(self):
@@ -240,16 +240,24 @@ class RunArguments:
                 object.__setattr__(self, field.name, dict(value))
             elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
                 object.__setattr__(self, field.name, int(value))
-        if self.mask_blocked_moves and (self.api_stack, self.sampler) != ("old", "batched"):
+        if self.mask_blocked_moves and (
+            self.engine not in ("rllib-old", "keras") or self.sampler != "batched"
+        ):
             raise ValueError(
-                "mask_blocked_moves (--mask-blocked-moves) needs api_stack 'old' and sampler "
-                f"'batched' (the sampler that gives the policy each board's allowed moves), got "
-                f"api_stack {self.api_stack!r} and sampler {self.sampler!r}."
+                "mask_blocked_moves (--mask-blocked-moves) needs the engine 'rllib-old' or "
+                "'keras' and the sampler 'batched' (the sampler that gives the policy each "
+                f"board's allowed moves), got engine {self.engine!r} and sampler "
+                f"{self.sampler!r}."
             )
         object.__setattr__(self, "overrides", {**NEW_RUN_OVERRIDES, **self.overrides})
         architecture, jit_compile = split_model_config(self.model_overrides)
         object.__setattr__(self, "_architecture", architecture)
         object.__setattr__(self, "_jit_compile", jit_compile)
+
+    @property
+    def api_stack(self):
+        """RLlib's API stack the run trains on ("old", "new"), None for the Keras engine."""
+        return ENGINES[self.engine].api_stack
 
     @property
     def architecture(self):
@@ -275,6 +283,7 @@ class RunArguments:
         """
         if preset not in PRESETS:
             raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {preset!r}.")
+        changes = with_engine_of_api_stack(changes)
         names = [field.name for field in dataclasses.fields(cls)]
         unknown = sorted(set(changes) - set(names))
         if unknown:
@@ -297,12 +306,15 @@ class RunArguments:
     def from_json(cls, data, source="run.json"):
         """The arguments of a decoded run.json.
 
-        A field it lacks takes its value from `EARLIER_RUN_DEFAULTS`, else its default, and an
+        The `api_stack` of a file written before `engine` existed names its engine
+        (`engines.API_STACK_ENGINES`). A field it lacks takes its value from
+        `EARLIER_RUN_DEFAULTS`, else its default, and an
         IMPALA setting its overrides lack from `EARLIER_RUN_OVERRIDES`; `REQUIRED_IN_RUN_JSON`
         must be there.
         """
         if not isinstance(data, dict):
             raise ValueError(f"{source} must hold a JSON object, got {type(data).__name__}.")
+        data = with_engine_of_api_stack(data, f"{source}: ")
         names = [field.name for field in dataclasses.fields(cls)]
         unknown = sorted(set(data) - set(names))
         if unknown:
@@ -352,6 +364,28 @@ class RunArguments:
     def write(self, path):
         """Writes run.json to `path` atomically (readers see the old or the new file)."""
         atomic_write_text(path, json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+
+
+def with_engine_of_api_stack(fields, where=""):
+    """`fields` (a dict of run arguments) with an `api_stack` ("old", "new": the older name of
+    the two RLlib engines) turned into its `engine`; a `ValueError` where both are given and
+    disagree, or the stack is unknown."""
+    fields = dict(fields)
+    stack = fields.pop("api_stack", None)
+    if stack is None:
+        return fields
+    if stack not in API_STACK_ENGINES:
+        raise ValueError(
+            f"{where}api_stack (--api-stack) must be one of {list(API_STACKS)}, got {stack!r}."
+        )
+    engine = fields.get("engine")
+    if engine is not None and engine != API_STACK_ENGINES[stack]:
+        raise ValueError(
+            f"{where}api_stack (--api-stack) {stack!r} names the engine "
+            f"{API_STACK_ENGINES[stack]!r}, but engine (--engine) is {engine!r}: give one."
+        )
+    fields["engine"] = API_STACK_ENGINES[stack]
+    return fields
 
 
 def run_argument_flags(arguments, reference, exclude=()):

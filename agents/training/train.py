@@ -1,4 +1,4 @@
-"""Training an agent with IMPALA on Ray RLlib, top to bottom.
+"""Training an agent with IMPALA, top to bottom, on any engine (`engines.ENGINES`).
 
     arguments = RunArguments.from_preset("bridge-small", "simplicial", seed=1)
     summary = train(arguments, out="runs/demo", stop_timesteps=1_000_000)
@@ -8,14 +8,22 @@
 
 1. The run's arguments: new ones written to OUT/run.json, or read back from it when resuming
    (`RunArguments`), all checked before anything starts (`impala_config`).
-2. Ray: embedded on this machine, or a cluster joined at `address` (`start_ray`).
-3. IMPALA with the paper's hyperparameters (`algorithm_config` of the arguments: `impala_config`
-   on RLlib's old API stack, `torch_impala_config` on the new one), restored from the run's last
-   checkpoint when resuming (`build_algorithm`).
-4. Iterations until the stop condition (`train_iterations`): `algorithm.train()`, a metrics row
+2. The run's engine (`arguments.engine`, a record of `engines.ENGINES`): its config, built from
+   the paper's hyperparameters and the run's arguments, then its trainer, restored from the
+   run's last checkpoint when resuming. The RLlib engines start Ray (embedded, or a cluster
+   joined at `address`: `start_ray`) and build IMPALA (`build_algorithm`); the Keras engine
+   trains in this process (`keras_engine`).
+3. Iterations until the stop condition (`train_iterations`): `trainer.train()`, a metrics row
    (CSV + TensorBoard), progress, and a checkpoint every `checkpoint_every` iterations
-   (`CheckpointKeeper`). Ctrl-C checkpoints before leaving.
-5. A `TrainingSummary` of where everything went (the `train` command then plots the curve).
+   (`CheckpointKeeper`). Ctrl-C and SIGTERM checkpoint before leaving.
+4. A `TrainingSummary` of where everything went (the `train` command then plots the curve).
+
+A trainer is what an engine's `open` returns; `train` reads it through these names only:
+`iteration` and `smoothing` (episodes in its win rate's window), `environment_steps()`,
+`train()` (one iteration's result, in the names of RLlib's old-stack results),
+`read_result(result)` (-> what `metric_rows.metrics_row` reads), `diagnostics()` (the attention
+statistics of its current weights), `save(path)`, `layout()` (one line: where it samples) and
+`stop()`. `RLlibTrainer` (here) and `keras_engine.KerasEngineTrainer` are the two.
 """
 
 import dataclasses
@@ -24,10 +32,9 @@ import signal
 import time
 from pathlib import Path
 
-from keras_simplicial.agents.training.diagnostics import AttentionHealth
+from keras_simplicial.agents.training.engines import engine_named
 from keras_simplicial.agents.training.greedy_check import DEFAULT_CHECK_EPISODES, GreedyCheck
-from keras_simplicial.agents.training.impala import impala_config
-from keras_simplicial.agents.training.metrics import metrics_row
+from keras_simplicial.agents.training.metric_rows import metrics_row
 from keras_simplicial.agents.training.progress import make_progress
 from keras_simplicial.agents.training.run_arguments import KERAS_BACKENDS, RunArguments
 from keras_simplicial.agents.training.run_directory import MetricsLog, RunDirectory
@@ -111,35 +118,36 @@ def train(
         checkpoint = None
     if stop_timesteps is None or int(stop_timesteps) <= 0:
         raise ValueError(f"stop_timesteps must be a positive integer, got {stop_timesteps!r}.")
-    config = algorithm_config(arguments)  # every argument is checked before anything starts
+    engine = engine_named(arguments.engine)
+    engine.require()
+    config = engine.build_config(arguments)  # every argument is checked before anything starts
     run.create()
     if not resume:
         arguments.write(run.run_file)
 
-    start_ray(address, arguments.num_env_runners, arguments.api_stack)
-    algorithm = build_algorithm(arguments, checkpoint, config)
-    run.record_machine(algorithm.iteration)
+    trainer = engine.open_trainer(arguments, config, checkpoint, address)
+    run.record_machine(trainer.iteration)
     if checkpoint is not None:
-        run.truncate_metrics(algorithm.iteration)
+        run.truncate_metrics(trainer.iteration)
         print(
-            f"Resumed from {checkpoint} (iteration {algorithm.iteration}, "
-            f"{environment_steps(algorithm):,} environment steps).",
+            f"Resumed from {checkpoint} (iteration {trainer.iteration}, "
+            f"{trainer.environment_steps():,} environment steps).",
             flush=True,
         )
-    print(sampling_layout(algorithm, arguments), flush=True)
+    print(trainer.layout(), flush=True)
 
     checkpoints = CheckpointKeeper(
         run,
-        algorithm,
+        trainer,
         every=checkpoint_every,
         resumed_from=checkpoint,
-        # RLlib's win rate is a mean over its last `smoothing` episodes; until that many have
-        # ended in this process it rests on a few episodes (one lucky win reads 1.0).
-        smoothing=int(config.metrics_num_episodes_for_smoothing),
+        # The win rate is a mean over the last `smoothing` episodes; until that many have ended
+        # in this process it rests on a few episodes (one lucky win reads 1.0).
+        smoothing=trainer.smoothing,
         check=GreedyCheck(arguments, episodes=check_episodes) if check_episodes else None,
     )
     row, interrupted = train_iterations(
-        algorithm,
+        trainer,
         run,
         arguments,
         checkpoints,
@@ -147,8 +155,8 @@ def train(
         stop_seconds=stop_seconds,
         progress=progress,
     )
-    timesteps = row["timesteps"] if row else environment_steps(algorithm)
-    algorithm.stop()
+    timesteps = row["timesteps"] if row else trainer.environment_steps()
+    trainer.stop()
     best = run.best_checkpoint()
     return TrainingSummary(
         run_dir=str(run.root),
@@ -156,7 +164,7 @@ def train(
         metrics_csv=str(run.metrics_file),
         tensorboard_dir=str(run.events_dir),
         timesteps=timesteps,
-        iterations=algorithm.iteration,
+        iterations=trainer.iteration,
         win_rate=row.get("win_rate", ""),
         interrupted=interrupted,
         best_checkpoint=str(best[0]) if best else None,
@@ -203,13 +211,52 @@ def resume_state(run):
 
 
 def algorithm_config(arguments):
-    """The IMPALA config of a run's `RunArguments` on its API stack (`api_stack`):
-    `impala_config` (old, TensorFlow) or `torch_impala_config` (new, PyTorch)."""
-    if arguments.api_stack == "new":
-        from keras_simplicial.agents.training.impala_torch import torch_impala_config
+    """The config of a run's `RunArguments` on its engine (`engines.Engine.build_config`):
+    `impala_config` (rllib-old), `torch_impala_config` (rllib-new) or the Keras engine's
+    settings (`keras_engine.engine_settings`)."""
+    return engine_named(arguments.engine).build_config(arguments)
 
-        return torch_impala_config(arguments)
-    return impala_config(arguments)
+
+class RLlibTrainer:
+    """An RLlib IMPALA `Algorithm` (either API stack) as `train` drives it (see the module's
+    docstring).
+
+    Args:
+        algorithm: the built (and restored) algorithm.
+        arguments: its run's `RunArguments`.
+        config: the config it was built from.
+    """
+
+    def __init__(self, algorithm, arguments, config):
+        self.algorithm, self.arguments = algorithm, arguments
+        self.smoothing = int(config.metrics_num_episodes_for_smoothing)
+        self.read_result, self.diagnostics = stack_readers(algorithm, arguments)
+
+    @property
+    def iteration(self):
+        return self.algorithm.iteration
+
+    def environment_steps(self):
+        return environment_steps(self.algorithm)
+
+    def train(self):
+        return self.algorithm.train()
+
+    def save(self, path):
+        return self.algorithm.save(path)
+
+    def layout(self):
+        return sampling_layout(self.algorithm, self.arguments)
+
+    def stop(self):
+        self.algorithm.stop()
+
+
+def open_rllib(arguments, config, checkpoint=None, address=None):
+    """The `RLlibTrainer` of a run on an RLlib engine (`engines.Engine.open`): Ray started
+    (`start_ray`), IMPALA built from `config` and restored from `checkpoint` when given."""
+    start_ray(address, arguments.num_env_runners, arguments.api_stack)
+    return RLlibTrainer(build_algorithm(arguments, checkpoint, config), arguments, config)
 
 
 def start_ray(address=None, num_env_runners=1, api_stack="old"):
@@ -318,15 +365,14 @@ def sampling_layout(algorithm, arguments):
 
 
 def train_iterations(
-    algorithm, run, arguments, checkpoints, *, stop_timesteps, stop_seconds, progress
+    trainer, run, arguments, checkpoints, *, stop_timesteps, stop_seconds, progress
 ):
-    """Trains until `stop_timesteps`, `stop_seconds` or Ctrl-C, then checkpoints.
+    """Trains until `stop_timesteps`, `stop_seconds`, Ctrl-C or SIGTERM, then checkpoints.
 
     Returns:
-        (the last metrics row, or {} without any iteration; whether Ctrl-C stopped it)
+        (the last metrics row, or {} without any iteration; whether a signal stopped it)
     """
     metrics = MetricsLog(run)
-    read_result, diagnostics = stack_readers(algorithm, arguments)
     display = make_progress(
         progress,
         total=stop_timesteps,
@@ -334,7 +380,7 @@ def train_iterations(
         stop_seconds=stop_seconds,
     )
     started_at = time.time()
-    timesteps = environment_steps(algorithm)
+    timesteps = trainer.environment_steps()
     since = (timesteps, started_at)
     row = {}
     with _StopRequest() as stop, display:
@@ -342,9 +388,11 @@ def train_iterations(
         while timesteps < stop_timesteps and not stop.requested:
             if stop_seconds is not None and time.time() - started_at >= float(stop_seconds):
                 break
-            result = algorithm.train()
+            result = trainer.train()
             # Everything since the previous row counts: the last checkpoint and its check too.
-            row = metrics_row(read_result(result), started_at, diagnostics(), since=since)
+            row = metrics_row(
+                trainer.read_result(result), started_at, trainer.diagnostics(), since=since
+            )
             timesteps = row["timesteps"]
             since = (timesteps, time.time())
             metrics.append(row)  # before the checkpoint: a resumed run has its row
@@ -358,6 +406,8 @@ def train_iterations(
 def stack_readers(algorithm, arguments):
     """(result -> the result `metrics_row` reads, () -> the attention statistics of the
     learner's weights) of an algorithm on either API stack."""
+    from keras_simplicial.agents.training.attention_health import AttentionHealth
+
     if not algorithm.config.enable_rl_module_and_learner:
         attention_health = AttentionHealth(
             algorithm.get_policy().model.base_model,
@@ -393,11 +443,11 @@ class CheckpointKeeper:
     by which `RunDirectory.save_checkpoint` picks the best checkpoint.
     """
 
-    def __init__(self, run, algorithm, every, smoothing, resumed_from=None, check=None):
-        self.run, self.algorithm, self.check = run, algorithm, check
+    def __init__(self, run, trainer, every, smoothing, resumed_from=None, check=None):
+        self.run, self.trainer, self.check = run, trainer, check
         self.every, self.smoothing = int(every), int(smoothing)
         self.latest = resumed_from
-        self._saved_at_iteration = algorithm.iteration if resumed_from is not None else -1
+        self._saved_at_iteration = trainer.iteration if resumed_from is not None else -1
         self._win_rates = []
         self._episodes = 0
         if check is not None and resumed_from is not None:
@@ -407,23 +457,23 @@ class CheckpointKeeper:
         self._episodes += row["episodes"]
         if self._episodes >= self.smoothing:
             self._win_rates.append(row.get("win_rate"))
-        if self.algorithm.iteration % self.every == 0:
+        if self.trainer.iteration % self.every == 0:
             self.save()
 
     def save_unless_saved(self):
-        if self.algorithm.iteration != self._saved_at_iteration:
+        if self.trainer.iteration != self._saved_at_iteration:
             self.save()
 
     def save(self):
         scored = [w for w in self._win_rates if w not in ("", None)]
         self._win_rates.clear()
         self.latest = self.run.save_checkpoint(
-            self.algorithm,
-            self.algorithm.iteration,
+            self.trainer,
+            self.trainer.iteration,
             win_rate=sum(scored) / len(scored) if scored else None,
             check=self.check,
         )
-        self._saved_at_iteration = self.algorithm.iteration
+        self._saved_at_iteration = self.trainer.iteration
         return self.latest
 
 
