@@ -88,9 +88,12 @@ def main(argv=None):
     try:
         if command.environment is not None:  # before Keras: its backend is chosen on import
             os.environ.update(command.environment(args))
+        # Loaded here, where its start-up lines are quiet, where it is installed: the Keras
+        # engine trains on JAX without it (a command that needs it imports it, and a machine
+        # without it gets the install line below).
         if command.extra == "agents":
-            with _tensorflow_start_up_lines(shown=args.verbose):
-                import tensorflow  # noqa: F401  (loaded here, where its start-up lines are quiet)
+            with _tensorflow_start_up_lines(shown=args.verbose), _unless_missing("tensorflow"):
+                import tensorflow  # noqa: F401
         return command.run(args) or 0
     except ModuleNotFoundError as error:
         missing = (error.name or "").partition(".")[0]
@@ -113,6 +116,16 @@ def main(argv=None):
         detail = f" ({interrupt})" if str(interrupt) else ""
         print(f"keras-simplicial {command.name}: interrupted{detail}", file=sys.stderr)
         return 130
+
+
+@contextlib.contextmanager
+def _unless_missing(module):
+    """Goes on where `module` itself is not installed (any other import error is raised)."""
+    try:
+        yield
+    except ModuleNotFoundError as error:
+        if (error.name or "").partition(".")[0] != module:
+            raise
 
 
 @contextlib.contextmanager

@@ -39,7 +39,9 @@ def test_the_stack_is_a_run_argument_and_the_old_one_stays_the_default(tmp_path)
     path.write_text(json.dumps({"env": "BoxWorld-v0", "agent": "relational"}))
     assert RunArguments.read(path).api_stack == "old"  # runs from before the new stack
     with pytest.raises(ValueError, match=r"api_stack \(--api-stack\) must be one of"):
-        RunArguments(api_stack="newest")
+        RunArguments.from_preset("easy", api_stack="newest")
+    with pytest.raises(ValueError, match=r"engine \(--engine\) must be one of"):
+        RunArguments(engine="newest")
 
 
 def test_the_recipe_carries_over_in_the_new_stacks_names():
@@ -116,7 +118,7 @@ def test_each_builder_refuses_the_other_stack_by_name():
     from keras_simplicial.agents.training.impala import impala_config
     from keras_simplicial.agents.training.impala_torch import torch_impala_config
 
-    with pytest.raises(ValueError, match=r"api_stack \(--api-stack\) is 'new'"):
+    with pytest.raises(ValueError, match=r"engine \(--engine\) is 'rllib-new'"):
         impala_config(api_stack="new")
     # This process runs Keras on TensorFlow: the new stack names the backend it needs.
     with pytest.raises(ValueError, match="KERAS_BACKEND=torch"):
@@ -135,7 +137,7 @@ def test_the_command_line_chooses_the_backend_before_keras(tmp_path):
     old = argparse.Namespace(api_stack=None, resume=False, out=None)
     assert keras_environment(new) == NEW_STACK_ENVIRONMENT and keras_environment(old) == {}
     run = RunDirectory(tmp_path / "run").create()
-    RunArguments(api_stack="new").write(run.run_file)
+    RunArguments(engine="rllib-new").write(run.run_file)
     resume = argparse.Namespace(api_stack=None, resume=True, out=str(run.root))
     assert keras_environment(resume) == NEW_STACK_ENVIRONMENT  # from the run's run.json
 

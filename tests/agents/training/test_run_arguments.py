@@ -42,7 +42,7 @@ def test_written_and_read_back(tmp_path):
     # The file format of earlier versions: every field, keys sorted, two-space indent.
     assert json.loads(text) == {
         "agent": "relational",
-        "api_stack": "old",
+        "engine": "rllib-old",
         "env": "BoxWorld-v0",
         "env_config": {"rows": 3},
         "mask_blocked_moves": False,
@@ -76,9 +76,10 @@ def test_masking_blocked_moves_is_a_run_argument_of_the_batched_old_stack(tmp_pa
         ValueError, match=r"mask_blocked_moves \(--mask-blocked-moves\) must be true"
     ):
         RunArguments(mask_blocked_moves=1)
-    for other in ({"api_stack": "new"}, {"sampler": "rllib"}):
-        with pytest.raises(ValueError, match="needs api_stack 'old' and sampler 'batched'"):
+    for other in ({"engine": "rllib-new"}, {"sampler": "rllib"}):
+        with pytest.raises(ValueError, match="needs the engine 'rllib-old' or 'keras'"):
             RunArguments(mask_blocked_moves=True, **other)
+    assert RunArguments(mask_blocked_moves=True, engine="keras").mask_blocked_moves
 
 
 def test_a_new_run_records_that_it_clips_the_global_norm(tmp_path):

@@ -1,0 +1,353 @@
+"""The Keras engine (`--engine keras`): V-trace and the loss against RLlib's own on the same
+inputs, its settings checked, a run trained, saved, resumed (on another backend too) and read
+back, and the engines as records.
+
+Keras chooses its backend once per process: what runs Keras on JAX runs in a subprocess."""
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from keras_simplicial.agents.training.engines import (
+    ENGINES,
+    engine_named,
+    engine_of_checkpoint,
+)
+from keras_simplicial.agents.training.run_arguments import RunArguments
+from keras_simplicial.agents.training.run_directory import RunDirectory
+
+# A run small enough to compile and train in seconds: 8 boards, unrolls of 10, no XLA.
+TINY = {
+    "num_envs_per_env_runner": 8,
+    "overrides": {"train_batch_size": 40, "min_time_s_per_iteration": 0},
+    "model_overrides": {"jit_compile": False},
+}
+
+
+def time_major_inputs(steps=6, boards=4, actions=4, seed=0):
+    rng = np.random.default_rng(seed)
+    terminateds = np.zeros((steps, boards), np.float32)
+    terminateds[2, 1] = terminateds[5, 3] = terminateds[0, 2] = 1.0
+    return {
+        "logits": rng.normal(size=(steps, boards, actions)).astype(np.float32),
+        "behaviour_logits": rng.normal(size=(steps, boards, actions)).astype(np.float32),
+        "values": rng.normal(size=(steps, boards)).astype(np.float32),
+        "actions": rng.integers(0, actions, size=(steps, boards)).astype(np.int32),
+        "rewards": rng.normal(size=(steps, boards)).astype(np.float32),
+        "terminateds": terminateds,
+        "bootstrap_value": rng.normal(size=boards).astype(np.float32),
+    }
+
+
+def log_softmax(logits):
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def chosen(log_probs, actions):
+    return np.take_along_axis(log_probs, actions[..., None], axis=-1)[..., 0]
+
+
+@pytest.mark.parametrize("clips", [(1.0, 1.0), (0.7, 2.0)])
+def test_vtrace_matches_rllibs_on_the_same_inputs(clips):
+    import tensorflow  # noqa: F401  (before RLlib)
+    from ray.rllib.algorithms.impala import vtrace_tf
+
+    from keras_simplicial.agents.training.vtrace import vtrace
+
+    inputs = time_major_inputs()
+    log_rhos = chosen(log_softmax(inputs["logits"]), inputs["actions"]) - chosen(
+        log_softmax(inputs["behaviour_logits"]), inputs["actions"]
+    )
+    discounts = 0.9 * (1.0 - inputs["terminateds"])
+    arguments = (log_rhos, discounts, inputs["rewards"], inputs["values"])
+    ours = vtrace(*arguments, inputs["bootstrap_value"], *clips)
+    theirs = vtrace_tf.from_importance_weights(
+        *arguments,
+        inputs["bootstrap_value"],
+        clip_rho_threshold=clips[0],
+        clip_pg_rho_threshold=clips[1],
+    )
+    np.testing.assert_allclose(np.asarray(ours[0]), theirs.vs.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(ours[1]), theirs.pg_advantages.numpy(), rtol=1e-5, atol=1e-5
+    )
+
+
+def test_the_loss_is_the_old_stacks_on_one_batch():
+    import tensorflow as tf
+    from ray.rllib.algorithms.impala.impala_tf_policy import VTraceLoss
+    from ray.rllib.models.tf.tf_action_dist import Categorical
+
+    from keras_simplicial.agents.training.vtrace import impala_loss
+
+    inputs = time_major_inputs()
+    target_log_probs = log_softmax(inputs["logits"])
+    behaviour_logp = chosen(log_softmax(inputs["behaviour_logits"]), inputs["actions"])
+    entropy = -(np.exp(target_log_probs) * target_log_probs).sum(-1)
+    coefficients = {"vf_loss_coeff": 0.5, "entropy_coeff": 5e-3}
+    theirs = VTraceLoss(
+        actions=tf.constant(inputs["actions"][..., None]),
+        actions_logp=tf.constant(chosen(target_log_probs, inputs["actions"])),
+        actions_entropy=tf.constant(entropy),
+        dones=tf.constant(inputs["terminateds"] > 0),
+        behaviour_action_logp=tf.constant(behaviour_logp),
+        behaviour_logits=[tf.constant(inputs["behaviour_logits"])],
+        target_logits=[tf.constant(inputs["logits"])],
+        discount=0.99,
+        rewards=tf.constant(inputs["rewards"]),
+        values=tf.constant(inputs["values"]),
+        bootstrap_value=tf.constant(inputs["bootstrap_value"]),
+        dist_class=Categorical,
+        model=None,
+        valid_mask=tf.ones(inputs["values"].shape, tf.bool),
+        config={"_separate_vf_optimizer": False},
+        **coefficients,
+    )
+    total, stats = impala_loss(
+        inputs["logits"],
+        inputs["values"],
+        inputs["actions"],
+        behaviour_logp,
+        inputs["rewards"],
+        inputs["terminateds"],
+        inputs["bootstrap_value"],
+        gamma=0.99,
+        **coefficients,
+    )
+    close = {"rtol": 1e-5, "atol": 1e-5}
+    np.testing.assert_allclose(float(total), float(theirs.total_loss), **close)
+    np.testing.assert_allclose(float(stats["policy_loss"]), float(theirs.mean_pi_loss), **close)
+    np.testing.assert_allclose(float(stats["vf_loss"]), float(theirs.mean_vf_loss), **close)
+    np.testing.assert_allclose(float(stats["entropy"]), float(theirs.mean_entropy), **close)
+
+
+def test_the_schedule_is_piecewise_linear_and_held_past_its_ends():
+    from keras_simplicial.agents.training.keras_engine import scheduled
+
+    schedule = [[0, 5e-4], [600_000, 5e-5]]
+    assert scheduled(schedule, 0) == 5e-4 and scheduled(schedule, 10**9) == 5e-5
+    assert scheduled(schedule, 300_000) == pytest.approx(2.75e-4)
+    assert scheduled([[0, 1e-3]], 12345) == 1e-3
+
+
+def test_the_settings_are_the_presets_and_refuse_what_the_engine_does_not_read():
+    from keras_simplicial.agents.training.keras_engine import engine_settings
+
+    easy = engine_settings(RunArguments.from_preset("easy", "relational", engine="keras"))
+    assert easy["num_epochs"] == 2 and easy["lr_schedule"] == [[0, 5e-4], [600_000, 5e-5]]
+    assert easy["grad_clip"] == 40.0 and easy["decay"] == 0.99 and easy["epsilon"] == 0.1
+    for changes, message in (
+        ({"overrides": {"learner_queue_size": 4}}, r"does not read \['learner_queue_size'\]"),
+        ({"overrides": {"gamma": 1.5}}, "gamma"),
+        ({"num_env_runners": 2}, r"num_env_runners \(--num-env-runners\) must be 0"),
+        ({"sampler": "rllib"}, r"sampler \(--sampler\) must be 'batched'"),
+        ({"num_envs_per_env_runner": 7}, r"e.g. --num-envs 32"),
+    ):
+        arguments = RunArguments.from_preset("easy", "relational", engine="keras", **changes)
+        with pytest.raises(ValueError, match=message):
+            engine_settings(arguments)
+
+
+def test_the_engine_trains_saves_and_resumes_where_it_stopped(tmp_path):
+    from keras_simplicial.agents.training.checkpoint_integrity import (
+        DamagedCheckpointError,
+        verify_checkpoint,
+    )
+    from keras_simplicial.agents.training.checkpoints import load_policy, saved_keras_weights
+    from keras_simplicial.agents.training.keras_engine import (
+        KerasEngineTrainer,
+        KerasIMPALA,
+    )
+    from keras_simplicial.agents.training.metric_rows import metrics_row
+
+    arguments = RunArguments.from_preset("easy", "relational", engine="keras", seed=3, **TINY)
+    engine = KerasIMPALA(arguments)
+    for _ in range(3):
+        result = engine.train()
+    assert engine.iteration == 3 and engine.timesteps == 3 * 80 and engine.updates == 3 * 2 * 2
+    row = metrics_row(result, started_at=0.0)
+    learner = result["info"]["learner"]["default_policy"]
+    assert learner["learner_stats"]["cur_lr"] < 5e-4  # the preset's schedule, annealing
+    assert row["timesteps"] == 240 and row["grad_gnorm"] > 0
+    assert row["policy_loss"] != "" and row["vf_explained_var"] != ""
+    assert {name for name in row if name.startswith("grad_norm/")} == {
+        "grad_norm/front_end",
+        "grad_norm/one_simplicial",
+        "grad_norm/block_feedforward_norms",
+        "grad_norm/mlp_heads",
+    }
+
+    run = RunDirectory(tmp_path / "run").create()
+    arguments.write(run.run_file)
+    checkpoint = run.save_checkpoint(KerasEngineTrainer(engine), engine.iteration)
+    assert engine_of_checkpoint(checkpoint) is ENGINES["keras"]
+    verify_checkpoint(checkpoint)  # written with its manifest
+    assert sum(f.stat().st_size for f in checkpoint.iterdir()) < 16 * 2**20
+    weights = engine.model.get_weights()
+    for saved, current in zip(saved_keras_weights(checkpoint, engine.model), weights):
+        np.testing.assert_array_equal(saved, current)
+    assert len(load_policy(checkpoint).get_weights()) == len(weights)  # evaluate reads it
+
+    resumed = KerasIMPALA(arguments).restore(checkpoint)
+    assert (resumed.iteration, resumed.timesteps, resumed.updates) == (3, 240, 12)
+    for restored, saved in zip(resumed.model.get_weights(), weights):
+        np.testing.assert_array_equal(restored, saved)
+    for restored, saved in zip(
+        resumed.learner.optimizer.variables, engine.learner.optimizer.variables
+    ):
+        np.testing.assert_array_equal(np.asarray(restored), np.asarray(saved))
+    assert resumed.rng.bit_generator.state == engine.rng.bit_generator.state
+    resumed.train()
+    assert resumed.iteration == 4 and resumed.timesteps == 320
+
+    with open(checkpoint / "model_weights.npz", "r+b") as stream:
+        stream.seek(100)
+        stream.write(b"\0" * 8)
+    with pytest.raises(DamagedCheckpointError, match="model_weights.npz"):
+        verify_checkpoint(checkpoint)
+    other = dataclasses.replace(arguments, agent="simplicial")
+    with pytest.raises(ValueError, match="another agent or board"):
+        KerasIMPALA(other).restore(run.save_checkpoint(KerasEngineTrainer(engine), 9))
+
+
+def test_masked_moves_are_masked_in_acting_and_in_the_loss():
+    from keras_simplicial.agents.training.keras_engine import KerasIMPALA
+
+    arguments = RunArguments.from_preset(
+        "bridge-small", "relational", engine="keras", seed=0, mask_blocked_moves=True, **TINY
+    )
+    engine = KerasIMPALA(arguments)
+    batch = engine.act()
+    assert batch["allowed"].shape == (10, 8, 4)
+    taken = np.take_along_axis(batch["allowed"], batch["actions"][..., None], axis=-1)
+    assert taken.all()  # no blocked move is ever sampled
+    assert np.isfinite([s["policy_loss"] for s in engine.learn(batch)]).all()
+
+
+def test_every_engine_is_one_record_that_says_what_to_install(tmp_path):
+    assert set(ENGINES) == {"rllib-old", "rllib-new", "keras"}
+    with pytest.raises(ValueError, match=r"engine \(--engine\) must be one of"):
+        engine_named("ray")
+    lacking = dataclasses.replace(ENGINES["keras"], requires=("no_such_module_here",))
+    with pytest.raises(ImportError, match="needs no_such_module_here.*pip install keras"):
+        lacking.require()
+    ENGINES["keras"].require()
+    for engine in ENGINES.values():
+        checkpoint = tmp_path / engine.name
+        (checkpoint / engine.checkpoint_marker).mkdir(parents=True)
+        assert engine_of_checkpoint(checkpoint) is engine
+    assert engine_of_checkpoint(tmp_path) is None
+    # An earlier run.json (api_stack, no engine) reads as the engine it trained with.
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"env": "BoxWorld-v0", "agent": "relational", "api_stack": "new"}))
+    assert RunArguments.read(path).engine == "rllib-new"
+    with pytest.raises(ValueError, match="give one"):
+        RunArguments.from_preset("easy", engine="keras", api_stack="old")
+
+
+def cli(*args, backend, cwd, without=()):
+    """Runs `keras-simplicial ARGS` on the Keras `backend` (None: Keras's default), in a Python
+    where the modules `without` cannot be imported (as on a machine that lacks them)."""
+    environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    environment.pop("KERAS_BACKEND", None)
+    if backend:
+        environment["KERAS_BACKEND"] = backend
+    script = (
+        "import sys\n"
+        "class Without:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.partition('.')[0] in {tuple(without)!r}:\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Without())\n"
+        "from keras_simplicial_cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=environment,
+        cwd=cwd,
+    )
+
+
+def test_a_run_trained_on_tensorflow_resumes_on_jax_without_tensorflow_or_ray(tmp_path):
+    import keras
+
+    from keras_simplicial.agents.training.train import train
+
+    assert keras.backend.backend() == "tensorflow"
+    arguments = RunArguments.from_preset("easy", "relational", engine="keras", seed=1, **TINY)
+    summary = train(
+        arguments, out=tmp_path / "run", stop_timesteps=160, check_episodes=2, progress="none"
+    )
+    assert summary.timesteps == 160 and summary.iterations == 2
+    run = RunDirectory(tmp_path / "run")
+    assert [int(row["timesteps"]) for row in run.read_metrics()] == [80, 160]
+    assert run.read_metrics()[-1]["attention/one_simplicial_entropy"]
+    best, record = run.best_checkpoint()
+    assert "greedy_win_rate" in record and (best / "manifest.json").is_file()
+
+    # As on a lent GPU machine: JAX, and neither TensorFlow nor Ray.
+    resumed = cli(
+        "train", "--resume", "--out", "run", "--stop-timesteps", "240", "--check-episodes", "2",
+        "--progress", "none", backend="jax", cwd=tmp_path, without=("tensorflow", "ray"),
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-3000:]
+    assert "Resumed from" in resumed.stdout and "Keras on jax" in resumed.stdout
+    assert [int(row["timesteps"]) for row in run.read_metrics()] == [80, 160, 240]
+
+
+@pytest.mark.slow  # two fresh interpreters that load TensorFlow: about a minute on 2 cores
+def test_the_command_line_trains_on_tensorflow_and_resumes_on_jax(tmp_path):
+    train = [
+        "train",
+        "--preset",
+        "easy",
+        "--agent",
+        "relational",
+        "--engine",
+        "keras",
+        "--num-envs",
+        "8",
+        "--config",
+        json.dumps(TINY["overrides"]),
+        "--model-config",
+        json.dumps(TINY["model_overrides"]),
+        "--checkpoint-every",
+        "2",
+        "--check-episodes",
+        "4",
+        "--progress",
+        "plain",
+        "--seed",
+        "1",
+        "--out",
+        "run",
+    ]
+    first = cli(*train, "--stop-timesteps", "160", backend=None, cwd=tmp_path)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-3000:]
+    assert "Keras on tensorflow; no Ray" in first.stdout
+    run = RunDirectory(tmp_path / "run")
+    assert RunArguments.read(run.run_file).engine == "keras"
+    rows = run.read_metrics()
+    assert [int(row["timesteps"]) for row in rows] == [80, 160]
+    assert rows[-1]["policy_loss"] and rows[-1]["lr"]
+
+    second = cli(
+        "train", "--resume", "--out", "run", "--stop-timesteps", "240", "--check-episodes", "4",
+        backend="jax", cwd=tmp_path,
+    )  # fmt: skip
+    assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-3000:]
+    assert "Resumed from" in second.stdout and "Keras on jax" in second.stdout
+    assert [int(row["timesteps"]) for row in run.read_metrics()] == [80, 160, 240]
+    evaluated = cli("evaluate", "run", "--episodes", "4", backend=None, cwd=tmp_path)
+    assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+    assert json.loads(run.evaluation_file.read_text())["overall"]["episodes"] == 4
