@@ -251,6 +251,17 @@ def test_every_engine_is_one_record_that_says_what_to_install(tmp_path):
         RunArguments.from_preset("easy", engine="keras", api_stack="old")
 
 
+def test_the_worked_example_of_a_new_run_argument_covers_every_engine():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[3] / "docs" / "development.md").read_text(encoding="utf-8")
+    example = text[text.index("## A new run argument") :]
+    example = example[: example.index("\n## ")]
+    for engine in ENGINES.values():
+        builder = engine.configure.rpartition(":")[2]
+        assert f"`{engine.name}`, `{builder}`" in example, engine.name
+
+
 def cli(*args, backend, cwd, without=()):
     """Runs `keras-simplicial ARGS` on the Keras `backend` (None: Keras's default), in a Python
     where the modules `without` cannot be imported (as on a machine that lacks them)."""

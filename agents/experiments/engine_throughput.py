@@ -1,0 +1,164 @@
+"""How fast the Keras engine trains, where its time goes, and a run trained to a target in
+windows of a lent machine: what `benchmarks/engine_throughput.py` (this CPU, against RLlib's old
+stack) and `benchmarks/engine_gpu.py` (a lent GPU) measure.
+
+    figures = engine_figures(RunArguments.from_preset("paper", "simplicial", engine="keras"),
+                             seconds=20)
+    figures["frames_per_s"], figures["limit_frames_per_s"], figures["acting_share"]
+    outcome = train_to_target(arguments, out, target=0.9, seconds=300, archive="run.tar.gz")
+
+Neither imports TensorFlow or Ray: on a lent GPU machine the engine runs Keras on JAX.
+"""
+
+import json
+import statistics
+import tarfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _median_seconds(function, repeats):
+    function()
+    times = []
+    for _ in range(int(repeats)):
+        started = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def engine_figures(arguments, seconds, repeats=10):
+    """The Keras engine's frames/s on the run of `arguments` (engine "keras"), and where the
+    time goes, after one compiling iteration.
+
+    Returns a dict: `frames_per_s` (environment steps over wall time while training for
+    `seconds`), `acting_share` (the part of it spent acting: the environment and the acting
+    forward passes; the rest is learning), `environment_frames_per_s` (the numpy environment
+    alone, stepping all boards with uniform actions), and the bare model's per-frame limit
+    `limit_frames_per_s` = 1 / (num_epochs x t_learn / train_batch_size + t_act / boards), from
+    `learn_ms` (one learner step on one train batch: forward, backward, optimizer) and `act_ms`
+    (one acting forward pass of all boards), each the median of `repeats`.
+    """
+    from keras_simplicial.agents.training.keras_engine import KerasIMPALA
+
+    engine = KerasIMPALA(arguments)
+    engine.learn(engine.act())  # compiles acting and learning
+    first, acting, learning = engine.timesteps, 0.0, 0.0
+    started = time.perf_counter()
+    while time.perf_counter() - started < float(seconds):
+        begun = time.perf_counter()
+        batch = engine.act()
+        acted = time.perf_counter()
+        engine.learn(batch)
+        acting += acted - begun
+        learning += time.perf_counter() - acted
+    frames = engine.timesteps - first
+
+    settings, boards = engine.settings, engine.core.num_boards
+    size = int(settings["train_batch_size"])
+    per_update = size // int(settings["rollout_fragment_length"])
+    part = {
+        name: value[:per_update] if name == "bootstrap_value" else value[:, :per_update]
+        for name, value in batch.items()
+    }
+    observations = engine.core.obs.copy()
+    learn_s = _median_seconds(lambda: engine.learner.learn(part, 1e-4, 0.01), repeats)
+    act_s = _median_seconds(lambda: engine.learner.act(observations), repeats)
+    per_frame = int(settings["num_epochs"]) * learn_s / size + act_s / boards
+
+    rng = np.random.default_rng(0)
+    actions = rng.integers(0, 4, size=boards)
+
+    def step_environment():
+        _, terminated, truncated, _ = engine.core.step(actions, autoreset=False)
+        ended = np.flatnonzero(terminated | truncated)
+        if ended.size:
+            engine.core.reset_boards(ended)
+
+    env_s = _median_seconds(step_environment, max(int(repeats), 50))
+    engine.env.close()
+    return {
+        "agent": arguments.agent,
+        "env": arguments.env,
+        "boards": boards,
+        "train_batch_size": size,
+        "frames_per_s": frames / (acting + learning),
+        "acting_share": acting / (acting + learning),
+        "environment_frames_per_s": boards / env_s,
+        "learn_ms": 1e3 * learn_s,
+        "act_ms": 1e3 * act_s,
+        "limit_frames_per_s": 1.0 / per_frame,
+    }
+
+
+def pack_run(run_dir, archive):
+    """Writes the run directory `run_dir` into one gzipped tar `archive` (what a lent machine
+    brings back is a few files, not a tree); returns its size in bytes."""
+    run_dir, archive = Path(run_dir), Path(archive)
+    partial = archive.with_name(archive.name + ".partial")
+    with tarfile.open(partial, "w:gz") as tar:
+        tar.add(run_dir, arcname=run_dir.name)
+    partial.replace(archive)
+    return archive.stat().st_size
+
+
+def unpack_run(archive, parent):
+    """Unpacks a `pack_run` archive into `parent`; returns the run directory."""
+    parent = Path(parent)
+    parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(archive, "r:gz") as tar:
+        names = {member.name.split("/")[0] for member in tar.getmembers()}
+        if len(names) != 1:
+            raise ValueError(f"{archive} holds {sorted(names)}, not one run directory.")
+        tar.extractall(parent, filter="data")
+    return parent / names.pop()
+
+
+def train_to_target(arguments, out, *, target, seconds, chunk_steps, archive=None, **train_options):
+    """Trains the run in `out` (new with `arguments`, or resumed where `out` holds one) in
+    chunks of `chunk_steps` environment steps until its best checkpoint wins `target` of its
+    greedy check, or `seconds` have passed; packs the run into `archive` after every chunk.
+
+    Returns {"timesteps", "best_greedy_win_rate", "reached", "seconds", "frames_per_s"}.
+    """
+    from keras_simplicial.agents.training.run_directory import RunDirectory
+    from keras_simplicial.agents.training.train import train
+
+    run = RunDirectory(out)
+    started = time.perf_counter()
+    resume = run.run_file.exists()
+    timesteps = int(run.read_metrics()[-1]["timesteps"]) if resume and run.read_metrics() else 0
+    best = None
+    while True:
+        left = float(seconds) - (time.perf_counter() - started)
+        if left <= 0:
+            break
+        summary = train(
+            None if resume else arguments,
+            out=out,
+            resume=resume,
+            stop_timesteps=timesteps + int(chunk_steps),
+            stop_seconds=left,
+            **train_options,
+        )
+        resume, timesteps = True, summary.timesteps
+        best = summary.best_greedy_win_rate
+        if archive is not None:
+            pack_run(out, archive)
+        if best is not None and best >= float(target):
+            break
+    rows = run.read_metrics()
+    rates = [float(r["wall_frames_per_s"]) for r in rows if r.get("wall_frames_per_s")]
+    return {
+        "timesteps": timesteps,
+        "best_greedy_win_rate": best,
+        "reached": best is not None and best >= float(target),
+        "seconds": time.perf_counter() - started,
+        "frames_per_s": statistics.median(rates) if rates else None,
+    }
+
+
+def write_json(path, record):
+    Path(path).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -1,0 +1,117 @@
+"""Frames/s of the Keras engine against RLlib's old stack, and of each against the limit the bare
+model sets, for both agents on the presets, in one invocation.
+
+    .venv/bin/python benchmarks/engine_throughput.py [--presets easy bridge-small paper]
+        [--agents relational simplicial] [--seconds 30] [--warmup-s 20] [--markdown FILE]
+
+For each (preset, agent), with the preset's own recipe and 64 boards, seed 1:
+
+- the Keras engine (`--engine keras`, Keras on this process's backend: TensorFlow unless
+  KERAS_BACKEND says otherwise), in this process (`experiments.engine_throughput.engine_figures`):
+  one act and learn to compile, then acting and learning for `--seconds`; its frames/s is the
+  environment steps over that wall time;
+- RLlib's old stack (`--engine rllib-old`), in its own process (`keras-simplicial train`, no
+  checkpoint and no greedy check inside the window): the median of its metrics.csv's
+  `wall_frames_per_s` over the rows after `--warmup-s`;
+- the per-frame limit of the bare model (`engine_figures`): a frame costs `num_epochs` learner
+  steps' share of a train batch (forward, backward and the optimizer, on `train_batch_size`
+  steps) and one acting forward pass's share of the 64 boards, both timed on the engine's own
+  compiled functions on fixed inputs (median of `--repeats`): limit = 1 / (num_epochs * t_learn /
+  train_batch_size + t_act / 64). Each engine's figure is also given as a fraction of it.
+
+The ratio engine / old stack compares two figures of the same invocation. Keep the machine
+otherwise idle while it runs; its wall time is about (presets x agents) x (2 x `--seconds` + 60 s).
+"""
+
+import argparse
+import csv
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+BOARDS = 64
+
+
+def old_stack_frames_per_s(preset, agent, seconds, warmup_s, workdir):
+    """The median `wall_frames_per_s` of an old-stack run after `warmup_s`."""
+    out = Path(workdir) / f"rllib-old-{preset}-{agent}"
+    command = [
+        sys.executable, "-m", "keras_simplicial_cli", "train", "--preset", preset, "--agent",
+        agent, "--engine", "rllib-old", "--num-envs", str(BOARDS), "--seed", "1",
+        "--stop-seconds", str(seconds + warmup_s), "--stop-timesteps", "1000000000",
+        "--checkpoint-every", "1000000", "--check-episodes", "0", "--progress", "none",
+        "--out", str(out),
+    ]  # fmt: skip
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    with open(out / "metrics.csv", newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    # The first row after the warm-up spans part of it: the rows after that.
+    kept = [row for row in rows if float(row["time_s"]) > warmup_s][1:]
+    values = [float(row["wall_frames_per_s"]) for row in kept if row["wall_frames_per_s"]]
+    if not values:
+        raise RuntimeError(f"{out}: no metrics row after the {warmup_s} s warm-up.")
+    return statistics.median(values)
+
+
+def markdown(results, backend):
+    lines = [
+        f"| preset | agent | Keras engine ({backend}) frames/s | old stack frames/s | "
+        "engine / old stack | model limit frames/s | engine / limit | old stack / limit |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['preset']} | {r['agent']} | {r['engine']:,.0f} | {r['old_stack']:,.0f} | "
+            f"{r['engine'] / r['old_stack']:.2f} | {r['limit']:,.0f} | "
+            f"{r['engine'] / r['limit']:.2f} | {r['old_stack'] / r['limit']:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--presets", nargs="+", default=["easy", "bridge-small", "paper"])
+    parser.add_argument("--agents", nargs="+", default=["relational", "simplicial"])
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--warmup-s", type=float, default=20.0)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--markdown", default=None, help="also write the table to this file")
+    parser.add_argument("--json", default=None, help="also write the figures to this file")
+    args = parser.parse_args(argv)
+
+    import keras
+
+    from keras_simplicial.agents.experiments.engine_throughput import engine_figures
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+
+    backend = keras.backend.backend()
+    results = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for preset in args.presets:
+            for agent in args.agents:
+                arguments = RunArguments.from_preset(
+                    preset, agent, engine="keras", seed=1, num_envs_per_env_runner=BOARDS,
+                    overrides={"min_time_s_per_iteration": 0},
+                )  # fmt: skip
+                figures = engine_figures(arguments, args.seconds, args.repeats)
+                old = old_stack_frames_per_s(preset, agent, args.seconds, args.warmup_s, workdir)
+                results.append(
+                    {**figures, "preset": preset, "engine": figures["frames_per_s"],
+                     "old_stack": old, "limit": figures["limit_frames_per_s"]}
+                )  # fmt: skip
+                print(json.dumps(results[-1]), flush=True)
+    text = markdown(results, backend)
+    print(text)
+    if args.markdown:
+        Path(args.markdown).write_text(text, encoding="utf-8")
+    if args.json:
+        record = {"backend": backend, "boards": BOARDS, "seconds": args.seconds, "results": results}
+        Path(args.json).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
