@@ -11,12 +11,14 @@ Each field carries its flag, its default, its range and its help (`run_argument`
 
 - the flags of `keras-simplicial train`, and of `sweep` and `reproduce` (all but the agent and the
   seed, which they vary), are generated from the fields;
-- `impala_config` takes the whole object, `train`, the sweeps, the comparison and the throughput
-  measurements pass it on whole;
+- every engine's config builder (`engines.ENGINES`: `impala_config`, `torch_impala_config`,
+  `keras_engine.engine_settings`) takes the whole object, `train`, the sweeps, the comparison
+  and the throughput measurements pass it on whole;
 - run.json stores every field.
 
 A new run argument is a field here (and, in `EARLIER_RUN_DEFAULTS`, what runs written before it
-used), what it does in `impala_config`, and a test: docs/development.md shows one.
+used), what it does in each engine's config builder (or, where an engine cannot honour it, its
+refusal by name), and a test: docs/development.md shows one.
 
 `--resume`, `evaluate`, `plot` and the analysis commands read a run back from its run.json, so its
 keys are a file format. Every run's overrides say which gradient norm `grad_clip` caps
