@@ -116,10 +116,21 @@ def unpack_run(archive, parent):
     return parent / names.pop()
 
 
-def train_to_target(arguments, out, *, target, seconds, chunk_steps, archive=None, **train_options):
+def train_to_target(
+    arguments,
+    out,
+    *,
+    target,
+    seconds,
+    chunk_steps,
+    max_timesteps=None,
+    archive=None,
+    **train_options,
+):
     """Trains the run in `out` (new with `arguments`, or resumed where `out` holds one) in
     chunks of `chunk_steps` environment steps until its best checkpoint wins `target` of its
-    greedy check, or `seconds` have passed; packs the run into `archive` after every chunk.
+    greedy check, `seconds` have passed or the run has `max_timesteps` steps; packs the run into
+    `archive` after every chunk.
 
     Returns {"timesteps", "best_greedy_win_rate", "reached", "seconds", "frames_per_s"}.
     """
@@ -133,7 +144,7 @@ def train_to_target(arguments, out, *, target, seconds, chunk_steps, archive=Non
     best = None
     while True:
         left = float(seconds) - (time.perf_counter() - started)
-        if left <= 0:
+        if left <= 0 or (max_timesteps is not None and timesteps >= int(max_timesteps)):
             break
         summary = train(
             None if resume else arguments,

@@ -1,0 +1,60 @@
+"""What the engine benchmarks measure (`benchmarks/engine_throughput.py`, `engine_gpu.py`), at a
+tiny size on this CPU: the engine's frames/s and where its time goes, a run packed into one
+archive and unpacked, and a run trained towards a target in windows that resume."""
+
+import pytest
+
+from keras_simplicial.agents.experiments.engine_throughput import (
+    engine_figures,
+    pack_run,
+    train_to_target,
+    unpack_run,
+)
+from keras_simplicial.agents.training.run_arguments import RunArguments
+from keras_simplicial.agents.training.run_directory import RunDirectory
+
+TINY = {
+    "num_envs_per_env_runner": 4,
+    "overrides": {"train_batch_size": 40, "min_time_s_per_iteration": 0},
+    "model_overrides": {"jit_compile": False},
+}
+
+
+def test_the_engines_frames_per_s_and_where_its_time_goes():
+    arguments = RunArguments.from_preset("easy", "relational", engine="keras", seed=0, **TINY)
+    figures = engine_figures(arguments, seconds=0.5, repeats=2)
+    assert figures["boards"] == 4 and figures["train_batch_size"] == 40
+    assert figures["frames_per_s"] > 0 and 0 < figures["acting_share"] < 1
+    assert figures["learn_ms"] > 0 and figures["act_ms"] > 0
+    assert figures["environment_frames_per_s"] > figures["frames_per_s"]
+    # The limit: 2 epochs of a 40-step batch and a 4-board acting pass per 40 + 4 frames.
+    per_frame = 2 * figures["learn_ms"] / 40 + figures["act_ms"] / 4
+    assert figures["limit_frames_per_s"] == pytest.approx(1e3 / per_frame)
+
+
+def test_a_run_travels_as_one_archive(tmp_path):
+    run = RunDirectory(tmp_path / "here" / "run").create()
+    RunArguments(agent="relational").write(run.run_file)
+    (run.checkpoints_dir / "latest").write_text("iter_000001\n")
+    size = pack_run(run.root, tmp_path / "run.tar.gz")
+    assert size == (tmp_path / "run.tar.gz").stat().st_size > 0
+    unpacked = unpack_run(tmp_path / "run.tar.gz", tmp_path / "there")
+    assert unpacked == tmp_path / "there" / "run"
+    assert RunArguments.read(unpacked / "run.json").agent == "relational"
+    assert (unpacked / "checkpoints" / "latest").read_text() == "iter_000001\n"
+
+
+@pytest.mark.slow  # two sittings of a run with greedy checks: about a minute on 2 cores
+def test_a_run_trains_towards_its_target_in_windows_that_resume(tmp_path):
+    arguments = RunArguments.from_preset("easy", "relational", engine="keras", seed=0, **TINY)
+    options = {"check_episodes": 2, "checkpoint_every": 1, "progress": "none"}
+    first = train_to_target(
+        arguments, tmp_path / "run", target=1.01, seconds=1e6, chunk_steps=40,
+        max_timesteps=40, archive=tmp_path / "run.tar.gz", **options,
+    )  # fmt: skip
+    assert first["timesteps"] == 40 and not first["reached"]
+    # The next window starts from the archive alone, elsewhere.
+    run_dir = unpack_run(tmp_path / "run.tar.gz", tmp_path / "next")
+    second = train_to_target(arguments, run_dir, target=0.0, seconds=1e6, chunk_steps=40, **options)
+    assert second["reached"] and second["timesteps"] == 80
+    assert [int(r["timesteps"]) for r in RunDirectory(run_dir).read_metrics()] == [40, 80]
