@@ -295,7 +295,10 @@ def test_a_run_trained_on_tensorflow_resumes_on_jax_without_tensorflow_or_ray(tm
     from keras_simplicial.agents.training.train import train
 
     assert keras.backend.backend() == "tensorflow"
-    arguments = RunArguments.from_preset("easy", "relational", engine="keras", seed=1, **TINY)
+    # Compiled (XLA on TensorFlow, jax.jit on JAX): JAX without jit runs op by op, minutes here.
+    arguments = RunArguments.from_preset(
+        "easy", "relational", engine="keras", seed=1, **{**TINY, "model_overrides": {}}
+    )
     summary = train(
         arguments, out=tmp_path / "run", stop_timesteps=160, check_episodes=2, progress="none"
     )
