@@ -206,8 +206,19 @@ def keras_logits_and_values(model):
     if backend == "jax":
         import jax
 
-        compiled = jax.jit(lambda x: model(x.astype("float32"), training=False))
-        return lambda observations: tuple(compiled(np.asarray(observations)))
+        # The weights are arguments, not constants of the trace: `set_weights` between calls
+        # (a greedy check of each checkpoint) must change what the compiled forward computes.
+        def outputs(trainable, non_trainable, x):
+            return model.stateless_call(trainable, non_trainable, x.astype("float32"))[0]
+
+        compiled = jax.jit(outputs)
+        return lambda observations: tuple(
+            compiled(
+                [v.value for v in model.trainable_variables],
+                [v.value for v in model.non_trainable_variables],
+                np.asarray(observations),
+            )
+        )
     raise ValueError(f"Keras runs on {backend!r}: evaluation needs TensorFlow, PyTorch or JAX.")
 
 

@@ -319,6 +319,36 @@ def test_a_run_trained_on_tensorflow_resumes_on_jax_without_tensorflow_or_ray(tm
     assert [int(row["timesteps"]) for row in run.read_metrics()] == [80, 160, 240]
 
 
+JAX_FORWARD_FOLLOWS_THE_WEIGHTS = """
+import numpy as np
+import keras
+from keras_simplicial.agents.model.architecture import build_agent_model
+from keras_simplicial.agents.training.checkpoints import keras_logits_and_values
+model = build_agent_model("relational", (5, 7, 3), 4)
+forward = keras_logits_and_values(model)
+x = np.random.default_rng(0).integers(0, 255, (3, 5, 7, 3)).astype(np.uint8)
+before = np.asarray(forward(x)[0])
+model.set_weights([w * 0 for w in model.get_weights()])
+after = np.asarray(forward(x)[0])
+assert keras.backend.backend() == "jax"
+assert not np.allclose(before, after) and np.allclose(after, 0), (before, after)
+"""
+
+
+def test_the_greedy_checks_forward_on_jax_follows_the_weights_set():
+    # Each checkpoint's greedy check sets its weights into one model: a compiled forward pass
+    # that took the first weights as constants would score every checkpoint alike.
+    environment = {**os.environ, "KERAS_BACKEND": "jax", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    result = subprocess.run(
+        [sys.executable, "-c", JAX_FORWARD_FOLLOWS_THE_WEIGHTS],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
 @pytest.mark.slow  # two fresh interpreters that load TensorFlow: about a minute on 2 cores
 def test_the_command_line_trains_on_tensorflow_and_resumes_on_jax(tmp_path):
     train = [
