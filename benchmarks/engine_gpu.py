@@ -11,8 +11,9 @@ versions this machine runs, into .whl/ (ignored):
 
 There (device `run`, carry [".whl"], timeout_s 600; the package travels with the working tree):
 
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \\
-        --target /tmp/site .whl/*.whl . && export PYTHONPATH=/tmp/site || exit;
+    python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile \\
+        --no-cache-dir --upgrade --target /tmp/site .whl/*.whl . \\
+        && export PYTHONPATH=/tmp/site || exit;
     KERAS_BACKEND=jax PYTHONUNBUFFERED=1 python3 benchmarks/engine_gpu.py run --out $OUT \\
         [--resume-from benchmarks/results/engine-gpu/bridge-small-simplicial.tar.gz]
 
