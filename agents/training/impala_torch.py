@@ -9,7 +9,7 @@ What carries over, and how:
 - the model: `KerasAgentRLModule`, the unchanged model of `build_agent_model` (every
   `--model-config` option; `jit_compile` has no effect on PyTorch);
 - the recipe: Table 1 and the preset's overrides (`--config`), checked against
-  `impala.CONFIG_RANGES` as on the old stack. RMSProp with epsilon inside the root and losses
+  `presets.CONFIG_RANGES` as on the old stack. RMSProp with epsilon inside the root and losses
   summed over the batch (`KerasAgentIMPALALearner`); `lr_schedule` and `entropy_coeff_schedule`
   (old-stack names, counted in environment steps) become the new stack's `lr` and
   `entropy_coeff` schedules, which count environment steps too; the gradient clip caps the
@@ -46,10 +46,10 @@ from keras_simplicial.agents.model.torch_rl_module import (  # noqa: E402
 )
 from keras_simplicial.agents.ranges import check_ranges  # noqa: E402
 from keras_simplicial.agents.training.curve import SMOOTHING_EPISODES  # noqa: E402
-from keras_simplicial.agents.training.impala import CONFIG_RANGES  # noqa: E402
-from keras_simplicial.agents.training.metrics import episode_metrics  # noqa: E402
+from keras_simplicial.agents.training.metric_rows import episode_metrics  # noqa: E402
 from keras_simplicial.agents.training.presets import (  # noqa: E402
     CLIP_EACH_VARIABLE,
+    CONFIG_RANGES,
     PAPER_IMPALA_HYPERPARAMETERS,
 )
 from keras_simplicial.agents.training.rllib_envs import validate_env_config  # noqa: E402
