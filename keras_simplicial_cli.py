@@ -38,6 +38,7 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from keras_simplicial.agents.commands import COMMANDS  # noqa: E402
+from keras_simplicial.agents.training.engines import EngineUnavailable  # noqa: E402
 
 # The modules each extra of setup.py brings, by the name a missing one is reported under.
 EXTRA_MODULES = {
@@ -107,7 +108,7 @@ def main(argv=None):
             file=sys.stderr,
         )
         return 1
-    except (ValueError, FileNotFoundError, json.JSONDecodeError) as error:
+    except (ValueError, FileNotFoundError, json.JSONDecodeError, EngineUnavailable) as error:
         if os.environ.get("KERAS_SIMPLICIAL_DEBUG"):
             raise
         print(f"keras-simplicial {command.name}: error: {error}", file=sys.stderr)

@@ -39,6 +39,11 @@ from typing import Optional
 KERAS_ENGINE_DEFAULT_BACKEND = "tensorflow"
 
 
+class EngineUnavailable(ImportError):
+    """An engine whose modules this Python lacks; its message says, in one line, what to
+    install."""
+
+
 def _attribute(path):
     module, name = path.split(":")
     return getattr(importlib.import_module(module), name)
@@ -88,10 +93,11 @@ class Engine:
         return [name for name in wanted if importlib.util.find_spec(name) is None]
 
     def require(self):
-        """Raises an ImportError, in one line, naming what to install when a module is missing."""
+        """Raises `EngineUnavailable` (an ImportError), in one line, naming what to install when
+        a module is missing."""
         missing = self.missing()
         if missing:
-            raise ImportError(
+            raise EngineUnavailable(
                 f"The {self.name} engine needs {', '.join(missing)}, which this Python lacks: "
                 f"{self.install}."
             )

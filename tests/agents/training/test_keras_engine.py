@@ -15,6 +15,7 @@ import pytest
 
 from keras_simplicial.agents.training.engines import (
     ENGINES,
+    EngineUnavailable,
     engine_named,
     engine_of_checkpoint,
 )
@@ -235,7 +236,7 @@ def test_every_engine_is_one_record_that_says_what_to_install(tmp_path):
     with pytest.raises(ValueError, match=r"engine \(--engine\) must be one of"):
         engine_named("ray")
     lacking = dataclasses.replace(ENGINES["keras"], requires=("no_such_module_here",))
-    with pytest.raises(ImportError, match="needs no_such_module_here.*pip install keras"):
+    with pytest.raises(EngineUnavailable, match="needs no_such_module_here.*pip install keras"):
         lacking.require()
     ENGINES["keras"].require()
     for engine in ENGINES.values():
@@ -249,6 +250,27 @@ def test_every_engine_is_one_record_that_says_what_to_install(tmp_path):
     assert RunArguments.read(path).engine == "rllib-new"
     with pytest.raises(ValueError, match="give one"):
         RunArguments.from_preset("easy", engine="keras", api_stack="old")
+
+
+def test_an_engine_whose_modules_are_missing_says_what_to_install(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    import keras_simplicial_cli as cli
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == "ray" else real_find_spec(name, *args),
+    )
+    out = tmp_path / "run"
+    assert cli.main(["train", "--preset", "easy", "--engine", "rllib-old", "--out", str(out)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "keras-simplicial train: error: The rllib-old engine needs ray, which this Python lacks: "
+        'pip install "keras-simplicial[agents]" (TensorFlow, Ray RLlib).'
+    )
+    assert not out.exists()  # nothing started
 
 
 def test_the_worked_example_of_a_new_run_argument_covers_every_engine():
