@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 STUDY = Path(__file__).resolve().parent
 STUDY_PATH = STUDY.relative_to(ROOT).as_posix()
 RESULTS = STUDY / "results"
+# The first campaign, trained before the initialisation fix (9c70f44): kept, and compared here.
+FIRST_CAMPAIGN = STUDY / "first-campaign" / "results"
 PAGE = STUDY / "README.md"
 FIGURES = STUDY / "figures"
 PREREGISTRATION = STUDY / "preregistration.md"
@@ -223,6 +225,64 @@ def draw_curves(task, groups, path):
 
 
 # ------------------------------------------------------------------------------------------- page
+def provenance_lines(runs):
+    """Which layers trained the runs: the package versions and commits their files record."""
+    recorded = {}
+    missing = 0
+    for run in runs:
+        source = run.get("provenance")
+        if not source or not source.get("git_commit"):
+            missing += 1
+            continue
+        key = (source.get("package_version"), source["git_commit"], bool(source["code_modified"]))
+        recorded[key] = recorded.get(key, 0) + 1
+    if not runs:
+        return []
+    parts = [
+        f"{count} runs by keras-simplicial {version} at commit {commit[:10]}"
+        + (" with uncommitted changes to the code" if modified else "")
+        for (version, commit, modified), count in sorted(recorded.items(), key=lambda kv: -kv[1])
+    ]
+    if missing:
+        parts.append(f"{missing} runs whose file names no commit")
+    return [
+        f"**Which layers trained these runs** (recorded in each run's file): {'; '.join(parts)}.",
+        "",
+    ]
+
+
+def earlier_section(groups, first_campaign):
+    """The first campaign's means (before the initialisation fix) beside the re-run's."""
+    _, earlier_runs, _ = load(first_campaign)
+    if not earlier_runs:
+        return []
+    earlier = group(earlier_runs)
+    lines = [
+        "## Earlier numbers: the first campaign, before the initialisation fix",
+        "",
+        "Dated note (2026-11-28). The first campaign (2026-11-26, the same constants and seeds) "
+        "trained every model before commit 9c70f44, when one initializer instance gave p, l1, l2 "
+        "and u equal initial values; its page is kept as [first-campaign.md](first-campaign.md) "
+        "and its runs in `first-campaign/results/`. Its mean held-out accuracy after the last "
+        "epoch beside the re-run's (over the seeds each has so far):",
+        "",
+        "| task | model | first campaign (seeds) | re-run (seeds) | re-run - first |",
+        "|---|---|---|---|---|",
+    ]
+    for task in TASKS:
+        for model in MODELS:
+            before = [final_accuracy(run) for run in earlier.get((task, model), [])]
+            if not before:
+                continue
+            after = [final_accuracy(run) for run in groups.get((task, model), [])]
+            shown = f"{mean(after):.3f} ({len(after)})" if after else "not run yet"
+            change = f"{mean(after) - mean(before):+.3f}" if after else ""
+            lines.append(
+                f"| {task} | {model} | {mean(before):.3f} ({len(before)}) | {shown} | {change} |"
+            )
+    return lines + [""]
+
+
 def _sha256(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest() if Path(path).exists() else None
 
@@ -498,7 +558,7 @@ def estimate(plan):
     return f"about {seconds / 3600:.1f} hours for all runs on the pilots' machine; "
 
 
-def render(results, figures, preregistration, page):
+def render(results, figures, preregistration, page, first_campaign=None):
     plan, runs, unreadable = load(results)
     groups = group(runs)
     planned_runs = (
@@ -561,6 +621,14 @@ def render(results, figures, preregistration, page):
         ]
     if unreadable:
         lines += [f"Unreadable files, left out: {', '.join(unreadable)}.", ""]
+    if runs and len(runs) < planned_runs:
+        lines += [
+            '!!! warning "Partial results"',
+            f"    {len(runs)} of the {planned_runs} planned runs have finished; a comparison is "
+            "tested only once both of its models have every seed.",
+            "",
+        ]
+    lines += provenance_lines(runs)
     lines += setup_section(plan)
     lines += deviations_section(plan)
     lines += ["## Learning curves and the endpoint", ""]
@@ -576,6 +644,8 @@ def render(results, figures, preregistration, page):
     lines += secondary_section(groups)
     lines += cost_section(groups)
     lines += summary_section(groups, done, adjusted, len(runs), planned_runs)
+    if first_campaign is not None:
+        lines += earlier_section(groups, first_campaign)
     conclusion = Path(results) / CONCLUSION
     lines += ["## Conclusion", ""]
     if conclusion.exists():
@@ -597,8 +667,15 @@ def main(argv=None):
     parser.add_argument(
         "--preregistration", default=str(PREREGISTRATION), help="the pre-registration page"
     )
+    parser.add_argument(
+        "--first-campaign",
+        default=str(FIRST_CAMPAIGN),
+        help="the first campaign's runs (before the initialisation fix), compared in a note",
+    )
     args = parser.parse_args(argv)
-    text = render(args.results, args.figures, args.preregistration, args.page)
+    text = render(
+        args.results, args.figures, args.preregistration, args.page, Path(args.first_campaign)
+    )
     page = Path(args.page)
     page.parent.mkdir(parents=True, exist_ok=True)
     temporary = page.with_name(f".{page.name}.{os.getpid()}.tmp")

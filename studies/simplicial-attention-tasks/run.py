@@ -35,11 +35,15 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # noqa: E402
 
 from keras_simplicial import tasks  # noqa: E402
+from keras_simplicial.agents.experiments.provenance import provenance  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = Path(__file__).resolve().parent
 RESULTS = STUDY / "results"
 PREREGISTRATION = STUDY / "preregistration.md"
+# Which layers this process trains: read once, at import, as later edits or commits in the checkout
+# do not change the code already imported.
+PROVENANCE = provenance()
 
 # ------------------------------------------------------------------ the pre-registered constants
 SEEDS = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -310,6 +314,8 @@ def train_run(task, model_name, seed, epochs, train_size, test_size):
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         },
         "preregistration_sha256": _preregistration_sha256(),
+        # Which layers trained it: the package version and the commit checked out.
+        "provenance": PROVENANCE,
     }
 
 
@@ -375,6 +381,7 @@ def plan(selected_tasks, selected_models, seeds, epochs, train_size, test_size):
         },
         "seconds_per_run_outside_epochs": SECONDS_PER_RUN_OUTSIDE_EPOCHS,
         "preregistration_sha256": _preregistration_sha256(),
+        "provenance": PROVENANCE,
     }
 
 
@@ -419,11 +426,26 @@ def parse_args(argv=None):
     parser.add_argument(
         "--max-runs", type=int, default=None, help="stop after this many new runs (resumable)"
     )
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="TensorFlow's intra- and inter-op threads (default: its own choice), for a machine "
+        "whose cores other jobs share",
+    )
+    args = parser.parse_args(argv)
+    if args.threads is not None and args.threads < 1:
+        parser.error(f"--threads must be a positive integer, got {args.threads}.")
+    return args
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.threads is not None:
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     out = Path(args.out)
     if args.quick and out.resolve() == RESULTS.resolve():
         sys.exit("--quick runs are not the pre-registered ones: give another --out.")

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from keras_simplicial.agents.experiments.provenance import provenance
+
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = ROOT / "studies" / "simplicial-attention-tasks"
 TRAIN = STUDY / "run.py"
@@ -37,7 +39,7 @@ def run(script, *args, check=True):
 def test_quick_run_writes_one_json_per_run_and_resumes(tmp_path):
     out = tmp_path / "runs"
     args = ["--quick", "--out", out, "--tasks", "two-key", "--models", "dot-product"]
-    first = run(TRAIN, *args, "--seeds", "3")
+    first = run(TRAIN, *args, "--seeds", "3", "--threads", "1")
     path = out / "two-key--dot-product--seed3.json"
     record = json.loads(path.read_text(encoding="utf-8"))
     assert record["task"] == "two-key" and record["model"] == "dot-product" and record["seed"] == 3
@@ -51,6 +53,7 @@ def test_quick_run_writes_one_json_per_run_and_resumes(tmp_path):
     assert record["settings"]["positive_rate_train"] == 0.5
     expected_hash = hashlib.sha256(PREREGISTRATION.read_bytes()).hexdigest()
     assert record["preregistration_sha256"] == expected_hash
+    assert record["provenance"] == provenance()  # the layers that trained it
     plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
     assert plan["runs"]["two-key/dot-product"]["parameters"] == record["parameters"]
     assert "1 to do" in first.stdout and path.name in first.stdout
@@ -113,7 +116,9 @@ def write_results(folder, runs):
         (folder / name).write_text(json.dumps(record), encoding="utf-8")
 
 
-def report(tmp_path, runs, preregistration_text="the plan\n"):
+def report(tmp_path, runs, preregistration_text="the plan\n", first_campaign=()):
+    earlier = tmp_path / "first-campaign"
+    write_results(earlier, first_campaign)
     preregistration = tmp_path / "preregistration.md"
     preregistration.write_text(preregistration_text, encoding="utf-8")
     results = tmp_path / "results"
@@ -131,6 +136,8 @@ def report(tmp_path, runs, preregistration_text="the plan\n"):
         figures,
         "--preregistration",
         preregistration,
+        "--first-campaign",
+        earlier,
     )
     return page.read_text(encoding="utf-8"), figures
 
@@ -201,3 +208,27 @@ def test_report_without_results_says_so_and_flags_another_preregistration(tmp_pa
     other.mkdir()
     text, _ = report(other, [fake_run("match3", "dot-product", 1, 0.8, "an older text")])
     assert "Pre-registration changed" in text and "1 runs were made" in text
+
+
+def test_report_names_the_layers_and_keeps_the_first_campaign_in_a_note(tmp_path):
+    registered = hashlib.sha256(b"the plan\n").hexdigest()
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    runs = [fake_run("match3", "dot-product", s, 0.80 + 0.01 * s, registered) for s in (1, 2)]
+    for record in runs:
+        record["provenance"] = {
+            "package_version": "0.1.0",
+            "git_commit": commit,
+            "code_modified": False,
+        }
+    runs.append(fake_run("match3", "trilinear-pairs", 1, 0.9, registered))  # no provenance
+    earlier = [fake_run("match3", "dot-product", s, 0.70, "old") for s in (1, 2, 3)]
+    earlier += [fake_run("match2", "dot-product", 1, 0.99, "old")]
+    text, _ = report(tmp_path, runs, first_campaign=earlier)
+    assert (
+        "**Which layers trained these runs** (recorded in each run's file): 2 runs by "
+        "keras-simplicial 0.1.0 at commit 0123456789; 1 runs whose file names no commit."
+    ) in text
+    assert "Partial results" in text and "3 of the 136 planned runs have finished" in text
+    assert "| match3 | dot-product | 0.700 (3) | 0.815 (2) | +0.115 |" in text
+    assert "| match2 | dot-product | 0.990 (1) | not run yet |  |" in text
+    assert "[first-campaign.md](first-campaign.md)" in text

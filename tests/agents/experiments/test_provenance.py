@@ -1,0 +1,46 @@
+"""`provenance()`: the package version and the commit that a result file records."""
+
+import subprocess
+
+import keras_simplicial
+from keras_simplicial.agents.experiments.provenance import ROOT, provenance
+
+
+def git(root, *args):
+    return subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def test_provenance_names_the_checked_out_commit_and_the_version():
+    record = provenance()
+    assert record["package_version"] == keras_simplicial.__version__
+    assert record["git_commit"] == git(ROOT, "rev-parse", "HEAD")
+    assert len(record["git_commit"]) == 40
+    assert record["code_modified"] in (True, False)
+
+
+def test_provenance_says_when_the_code_differs_from_the_commit(tmp_path):
+    git(tmp_path, "init", "-q")
+    (tmp_path / "agents").mkdir()
+    code = tmp_path / "agents" / "code.py"
+    code.write_text("x = 1\n")
+    (tmp_path / "notes.md").write_text("a\n")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
+    clean = provenance(tmp_path)
+    assert clean["git_commit"] == git(tmp_path, "rev-parse", "HEAD")
+    assert clean["code_modified"] is False
+    (tmp_path / "notes.md").write_text("b\n")  # not code: still the commit's code
+    assert provenance(tmp_path)["code_modified"] is False
+    code.write_text("x = 2\n")
+    assert provenance(tmp_path)["code_modified"] is True
+
+
+def test_provenance_outside_a_checkout_has_no_commit(tmp_path):
+    record = provenance(tmp_path)
+    assert record == {
+        "package_version": keras_simplicial.__version__,
+        "git_commit": None,
+        "code_modified": None,
+    }
