@@ -1,6 +1,6 @@
 """The commands that look at an agent: `evaluate` and the looks inside (`plot`, `summary`,
 `visualize`, `explain`, `probe`, `inventory`, `plot-types`, `policy-map`) and the questions
-asked of fresh models (`imitate`, `held-keys`).
+asked of fresh models (`imitate`, `held-keys`, `held-keys-budget`).
 
 What they print and what `--output` writes is one analysis result (`analysis/results.py`): its
 `to_markdown()` and its `to_dict()`.
@@ -461,6 +461,89 @@ def held_keys(args):
     return _supervised_check(held_keys_curve, args, sizes=tuple(args.sizes), schedule=schedule)
 
 
+# The choices of keras_simplicial.agents.imitation.held_keys_budget (RUNGS, GAINS), repeated so that
+# `--help` loads no TensorFlow (a test keeps them equal).
+HELD_KEYS_RUNGS = ("board", "locks-marked", "gem-locks-only")
+HELD_KEYS_GAINS = ("zeros", "ones")
+
+
+def held_keys_budget_arguments(parser):
+    parser.add_argument(
+        "folder", help="the run's folder: its checkpoint and run.json (resumed if there)"
+    )
+    parser.add_argument("--agent", choices=("relational", "simplicial"), default="relational")
+    parser.add_argument(
+        "--gain",
+        choices=HELD_KEYS_GAINS,
+        default=None,
+        help="the simplicial agent's simplicial_gain_initializer (default: the agent's, "
+        '"zeros"; "ones" is the paper\'s block)',
+    )
+    parser.add_argument(
+        "--rung",
+        choices=HELD_KEYS_RUNGS,
+        default="board",
+        help="the board as the model sees it: the probe itself, the Gem's lock tiles marked in a "
+        "fourth channel, or only the Gem box and its locks shown (board)",
+    )
+    parser.add_argument(
+        "--train-size", type=positive_int, default=16_000, help="training states (16000)"
+    )
+    parser.add_argument(
+        "--max-updates", type=positive_int, default=100_000, help="cap on updates (100000)"
+    )
+    parser.add_argument(
+        "--eval-every", type=positive_int, default=500, help="updates between evaluations (500)"
+    )
+    parser.add_argument(
+        "--test-size", type=positive_int, default=1_000, help="states per test set (1000)"
+    )
+    parser.add_argument(
+        "--target",
+        type=float,
+        default=0.9,
+        help="held-out-pair accuracy that ends the run: the endpoint (0.9)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="pairs held out, states, model")
+    parser.add_argument("--data", default=None, help="folder caching the states of a seed")
+    parser.add_argument(
+        "--updates-now",
+        type=positive_int,
+        default=None,
+        help="stop after about this many updates (resume later); default: to the end",
+    )
+
+
+def held_keys_budget(args):
+    from keras_simplicial.agents.imitation.held_keys_budget import BudgetRun, train_budget
+
+    run = BudgetRun(
+        agent=args.agent,
+        gain=args.gain,
+        rung=args.rung,
+        train_size=args.train_size,
+        max_updates=args.max_updates,
+        eval_every=args.eval_every,
+        test_size=args.test_size,
+        target=args.target,
+        seed=args.seed,
+    )
+    record = train_budget(
+        run, args.folder, data_dir=args.data, updates_now=args.updates_now, log=print
+    )
+    endpoint = record["endpoint"]
+    if endpoint is None:
+        print(f"{run.name}: stopped at {record['curve'][-1]['updates']:,} updates; run again")
+    elif endpoint["reached"]:
+        print(
+            f"{run.name}: held-out pairs at {run.target} after {endpoint['updates']:,} updates "
+            f"({endpoint['examples_seen']:,} examples seen)"
+        )
+    else:
+        print(f"{run.name}: held-out pairs below {run.target} at the cap, {run.max_updates:,}")
+    return 0
+
+
 COMMANDS = (
     Command("evaluate", evaluate_arguments, evaluate, "win rates per puzzle type of a checkpoint"),
     Command("plot", plot_arguments, plot, "training curves of one or more runs"),
@@ -524,5 +607,12 @@ COMMANDS = (
         held_keys,
         "can the architecture tell which two keys it holds? fresh models trained on "
         "states holding the Gem's two lock colours or one of them, tested on held-out pairs",
+    ),
+    Command(
+        "held-keys-budget",
+        held_keys_budget_arguments,
+        held_keys_budget,
+        "the held-keys probe at a budget: one model for up to a cap of updates, resumable, "
+        "until its held-out-pair accuracy reaches the target",
     ),
 )

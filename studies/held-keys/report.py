@@ -1,0 +1,247 @@
+"""The study's page, README.md, and its figures, from the runs of run.py beside this file
+(studies/held-keys/results/<run>/run.json).
+
+    .venv/bin/python studies/held-keys/report.py
+
+Every number on the page is read from the run files. The decision and the ladder's reading are
+the rules of pilot-plan.md (keras_simplicial.agents.imitation.held_keys_budget: pilot_decision,
+first_failing_rung), which this script never writes. Unfinished runs are said to be unfinished.
+"""
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from keras_simplicial.agents.imitation.held_keys_budget import (
+    FLAT_SHARE,
+    LADDER,
+    first_failing_rung,
+    learned,
+    left_constant,
+    pilot_decision,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+STUDY = Path(__file__).resolve().parent
+STUDY_PATH = STUDY.relative_to(ROOT).as_posix()
+RESULTS = STUDY / "results"
+PAGE = STUDY / "README.md"
+FIGURES = STUDY / "figures"
+MODELS = ("relational", "simplicial-gain-zeros", "simplicial-gain-ones")
+COLOURS = {
+    "relational": "#444444",
+    "simplicial-gain-zeros": "#1f77b4",
+    "simplicial-gain-ones": "#d62728",
+}
+RUNG_TITLES = {
+    "board": "the board (the probe)",
+    "locks-marked": "the Gem's lock tiles marked",
+    "gem-locks-only": "only the Gem box and its locks",
+}
+DECISIONS = {
+    "go": "**go**: a model learned the conjunction on the board; the comparison over 5 or more "
+    "seeds is the next step, pre-registered before its runs",
+    "extend": "**extend**: no model learned, but one left the constant prediction on the board; "
+    "the next step is a longer pilot",
+    "no-go": "**no-go**: every model stayed at the constant prediction on the board for its "
+    "whole cap; the ladder gives the answer",
+    "open": "**not decided yet**: some runs on the board are unfinished and none has learned",
+}
+
+
+def load(results):
+    records = []
+    for path in sorted(Path(results).glob("*/run.json")):
+        records.append(json.loads(path.read_text(encoding="utf-8")))
+    return records
+
+
+def draw(records, path):
+    """Held-out-pair accuracy (solid) and training accuracy (dotted) against updates, a panel a
+    rung, a line a run; the top axis counts the examples seen."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    batch = records[0]["run"]["batch_size"]
+    rungs = [rung for rung in reversed(LADDER) if any(r["run"]["rung"] == rung for r in records)]
+    figure, axes = plt.subplots(1, len(rungs), figsize=(4.2 * len(rungs), 3.6), squeeze=False)
+    for axis, rung in zip(axes[0], rungs):
+        for record in records:
+            if record["run"]["rung"] != rung:
+                continue
+            updates = [row["updates"] for row in record["curve"]]
+            colour = COLOURS.get(record["model"], "#888888")
+            held_out = [row["held_out_pairs_accuracy"] for row in record["curve"]]
+            train = [row["train_accuracy"] for row in record["curve"]]
+            label = f"{record['model']} (seed {record['run']['seed']})"
+            axis.plot(updates, held_out, color=colour, linewidth=1.6, label=label)
+            axis.plot(updates, train, color=colour, linewidth=0.9, linestyle=":")
+        top = axis.secondary_xaxis("top", functions=(lambda u: u * batch, lambda e: e / batch))
+        top.set_xlabel("examples seen", fontsize=8)
+        axis.axhline(0.9, color="#999999", linewidth=0.7, linestyle="--")
+        axis.set_ylim(0.4, 1.02)
+        axis.set_xlabel("updates")
+        axis.set_title(RUNG_TITLES[rung], fontsize=9)
+        axis.grid(alpha=0.3)
+    axes[0][0].set_ylabel("accuracy: held-out pairs (solid), training (dotted)", fontsize=8)
+    axes[0][-1].legend(loc="lower right", fontsize=7)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=80, metadata={"Software": None})
+    plt.close(figure)
+
+
+def run_row(record):
+    last = record["curve"][-1]
+    run = record["run"]
+    if record["finished"]:
+        endpoint = record["endpoint"]
+        reached = (
+            f"{endpoint['updates']:,} updates ({endpoint['examples_seen']:,} examples)"
+            if endpoint["reached"]
+            else f"not reached (censored at {run['max_updates']:,})"
+        )
+    else:
+        reached = "unfinished"
+    commits = ", ".join(
+        (p["git_commit"] or "no git")[:10] + (" (modified)" if p.get("code_modified") else "")
+        for p in record["provenance"]
+    )
+    return (
+        f"| {run['rung']} | {record['model']} | {last['updates']:,} of {run['max_updates']:,} | "
+        f"{reached} | {min(row['train_loss'] for row in record['curve']):.4f} | "
+        f"{last['train_loss']:.4f} | {last['train_accuracy']:.3f} | "
+        f"{last['seen_pairs_accuracy']:.3f} | {last['held_out_pairs_accuracy']:.3f} | "
+        f"{'yes' if left_constant(record) else 'no'} | "
+        f"{record['seconds_per_update'] or 0:.3f} | {commits} |"
+    )
+
+
+def render(records, figures, page):
+    lines = [
+        "# Which block learns the two-key conjunction from pixels? The held-keys probe at its "
+        "learning budget",
+        "",
+        "Bridge BoxWorld's Gem box opens only when both of its lock colours are held (X1 ⊗ X2 ⊸ "
+        "Gem). A fresh agent model is trained, supervised, on board states holding two keys: "
+        "the Gem's two lock colours (y = 1), or one of them and another (y = 0). It is tested on "
+        "colour pairs never seen as the Gem's locks in training. The models: the relational "
+        "agent, and the simplicial agent with its default gain on the 2-simplicial branch "
+        '("zeros") and with the paper\'s block ("ones"). The ladder shows the same states with '
+        "the board made easier, to find what stops a model that does not learn.",
+        "",
+        "The plan and the decision rules were written before the runs: "
+        "[the pilot's plan](pilot-plan.md). This page is generated by "
+        f"`{STUDY_PATH}/report.py` from `{STUDY_PATH}/results/*/run.json`.",
+        "",
+        "```bash",
+        f".venv/bin/python {STUDY_PATH}/run.py --dry-run  # the runs and how far they are",
+        f".venv/bin/python {STUDY_PATH}/run.py            # train them in turns (resumes)",
+        f".venv/bin/python {STUDY_PATH}/report.py         # this page",
+        "```",
+        "",
+    ]
+    if not records:
+        return "\n".join(lines + ["No run has started yet.", ""])
+    unfinished = [r for r in records if not r["finished"]]
+    if unfinished:
+        lines += [
+            '!!! warning "Partial results"',
+            f"    {len(unfinished)} of the {len(records)} runs are unfinished. Each is shown at "
+            "its last evaluation, and its checkpoint resumes it exactly. Nothing is "
+            "extrapolated.",
+            "",
+        ]
+    figure = Path(figures) / "curves.png"
+    draw(records, figure)
+    link = os.path.relpath(figure, Path(page).parent)
+    lines += [
+        "## The curves",
+        "",
+        f"![Accuracy against updates and examples seen]({link})",
+        "",
+        "Each panel is one rung, each colour one model (one seed each). Solid lines are the "
+        "held-out-pair accuracy and dotted lines the training accuracy; the dashed line is the "
+        "0.9 endpoint. The bottom axis counts updates and the top axis the examples seen.",
+        "",
+        "## The runs",
+        "",
+        "| rung | model | updates | 0.9 on held-out pairs at | lowest train loss | train loss "
+        "(last) | train | seen pairs | held-out pairs | left log 2? | s / update | commit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    order = {rung: i for i, rung in enumerate(reversed(LADDER))}
+    for record in sorted(
+        records,
+        key=lambda r: (order[r["run"]["rung"]], MODELS.index(r["model"]), r["run"]["seed"]),
+    ):
+        lines.append(run_row(record))
+    lines += [
+        "",
+        f"Left log 2: the training loss fell below {FLAT_SHARE} x log 2 = "
+        f"{FLAT_SHARE * 0.6931471805599453:.4f} at some evaluation. The accuracies are at the "
+        "last evaluation, on 2,048 training states and 1,000 states of each test set. Seconds "
+        "per update are measured with other jobs sharing the 2 cores.",
+        "",
+    ]
+    board = [r for r in records if r["run"]["rung"] == "board"]
+    lines += [
+        "## The pilot's decision",
+        "",
+        "Rule (pilot-plan.md, section 3), applied to the board runs: "
+        f"{DECISIONS[pilot_decision(board)]}.",
+        "",
+        "## The ladder: the first rung each model fails",
+        "",
+    ]
+    for model in MODELS:
+        by_rung = {r["run"]["rung"]: r for r in records if r["model"] == model}
+        if not by_rung:
+            continue
+        rung, done = first_failing_rung(by_rung)
+        if rung is None:
+            text = "learned every rung it ran"
+        else:
+            record = by_rung[rung]
+            state = (
+                f"did not learn it within its cap of {record['run']['max_updates']:,} updates"
+                if done
+                else f"has not learned it after {record['curve'][-1]['updates']:,} updates "
+                "(unfinished)"
+            )
+            moved = (
+                "left the constant prediction"
+                if left_constant(record)
+                else "stayed at the constant prediction"
+            )
+            text = f"fails at **{RUNG_TITLES[rung]}** ({rung}): it {state} and {moved} there"
+        learned_rungs = [r for r in LADDER if r in by_rung and learned(by_rung[r])]
+        lines.append(
+            f"- {model}: {text}"
+            + (f"; learned: {', '.join(learned_rungs)}" if learned_rungs else "")
+            + "."
+        )
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", default=str(RESULTS), help="folder of the runs' folders")
+    parser.add_argument("--page", default=str(PAGE), help="the Markdown page to write")
+    parser.add_argument("--figures", default=str(FIGURES), help="folder of the figures")
+    args = parser.parse_args(argv)
+    text = render(load(args.results), args.figures, args.page)
+    page = Path(args.page)
+    page.parent.mkdir(parents=True, exist_ok=True)
+    temporary = page.with_name(f".{page.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, page)
+    print(f"wrote {page}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
