@@ -1,0 +1,97 @@
+"""studies/held-keys/report.py, run as a command the way its page shows it: the page and figure
+from run records, the pilot's decision and the ladder's reading as the plan states them."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+REPORT = ROOT / "studies" / "held-keys" / "report.py"
+
+
+def record(model, rung, losses, accuracies, finished, cap=3):
+    agent, _, gain = model.partition("-gain-")
+    curve = [
+        {
+            "updates": i,
+            "examples_seen": 64 * i,
+            "train_loss": loss,
+            "train_accuracy": 0.5,
+            "seen_pairs_accuracy": 0.5,
+            "held_out_pairs_accuracy": accuracy,
+            "seconds": float(i),
+        }
+        for i, (loss, accuracy) in enumerate(zip(losses, accuracies))
+    ]
+    reached = [row for row in curve if row["held_out_pairs_accuracy"] >= 0.9]
+    endpoint = None
+    if finished:
+        endpoint = (
+            {"reached": True, "updates": reached[0]["updates"], "examples_seen": 64}
+            if reached
+            else {"reached": False, "updates": cap, "examples_seen": 64 * cap}
+        )
+    return {
+        "run": {
+            "agent": agent,
+            "gain": gain or None,
+            "rung": rung,
+            "seed": 1,
+            "max_updates": cap,
+            "batch_size": 64,
+            "target": 0.9,
+        },
+        "model": model,
+        "finished": finished,
+        "endpoint": endpoint,
+        "seconds_per_update": 0.05,
+        "curve": curve,
+        "provenance": [
+            {"package_version": "0.1.0", "git_commit": "abcdef0123" * 4, "code_modified": False}
+        ],
+    }
+
+
+def test_the_page_gives_the_decision_and_the_first_failing_rung(tmp_path):
+    flat = ([0.6931] * 4, [0.5] * 4)
+    runs = [
+        record("relational", "board", *flat, finished=True),
+        record("simplicial-gain-zeros", "board", *flat, finished=True),
+        record("simplicial-gain-ones", "board", *flat, finished=True),
+        record("relational", "gem-locks-only", [0.69, 0.3, 0.1, 0.05], [0.5, 0.7, 0.95, 0.97], 1),
+        record("relational", "locks-marked", [0.69, 0.6, 0.6], [0.5, 0.6, 0.6], finished=False),
+        record("simplicial-gain-ones", "gem-locks-only", *flat, finished=True),
+    ]
+    results = tmp_path / "results"
+    for run in runs:
+        folder = results / f"{run['model']}--{run['run']['rung']}"
+        folder.mkdir(parents=True)
+        (folder / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    page, figures = tmp_path / "page" / "README.md", tmp_path / "page" / "figures"
+    subprocess.run(
+        [sys.executable, str(REPORT), "--results", results, "--page", page, "--figures", figures],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        timeout=300,
+    )
+    text = page.read_text(encoding="utf-8")
+    assert "Rule (pilot-plan.md, section 3), applied to the board runs: **no-go**" in text
+    assert "1 of the 6 runs are unfinished" in text
+    assert (
+        "- relational: fails at **the Gem's lock tiles marked** (locks-marked): it has not "
+        "learned it after 2 updates (unfinished) and left the constant prediction there; "
+        "learned: gem-locks-only."
+    ) in text
+    assert (
+        "- simplicial-gain-ones: fails at **only the Gem box and its locks** (gem-locks-only): "
+        "it did not learn it within its cap of 3 updates and stayed at the constant prediction"
+    ) in text
+    assert (
+        "| gem-locks-only | relational | 3 of 3 | 2 updates (64 examples) | 0.0500 | 0.0500 |"
+    ) in text
+    assert "| board | simplicial-gain-zeros | 3 of 3 | not reached (censored at 3) |" in text
+    assert "abcdef0123 |" in text
+    assert (figures / "curves.png").exists() and "](figures/curves.png)" in text
