@@ -120,7 +120,7 @@ def run_row(record):
     )
 
 
-def render(records, figures, page):
+def render(records, figures, page, results=RESULTS):
     lines = [
         "# Which block learns the two-key conjunction from pixels? The held-keys probe at its "
         "learning budget",
@@ -224,6 +224,9 @@ def render(records, figures, page):
             + (f"; learned: {', '.join(learned_rungs)}" if learned_rungs else "")
             + "."
         )
+    conclusion = Path(results) / "conclusion.md"
+    if conclusion.exists():  # hand-written from the numbers above, shown as it is
+        lines += ["", "## Conclusion", "", conclusion.read_text(encoding="utf-8").strip()]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -233,7 +236,7 @@ def main(argv=None):
     parser.add_argument("--page", default=str(PAGE), help="the Markdown page to write")
     parser.add_argument("--figures", default=str(FIGURES), help="folder of the figures")
     args = parser.parse_args(argv)
-    text = render(load(args.results), args.figures, args.page)
+    text = render(load(args.results), args.figures, args.page, args.results)
     page = Path(args.page)
     page.parent.mkdir(parents=True, exist_ok=True)
     temporary = page.with_name(f".{page.name}.{os.getpid()}.tmp")
