@@ -10,6 +10,7 @@ tools to look inside them.
     experiments/ sweeps of agents x seeds and the paper's comparison with its report
     commands/    each `keras-simplicial` command: its arguments beside the function that runs it
     atomic_files.py, ranges.py  the one atomic write; the valid ranges of hyperparameters
+    provenance.py  the package version and git commit that a result file records
 
 Imports run one way: training imports model and rollout; analysis imports training; imitation
 imports analysis and training; experiments imports analysis and training; commands imports any of

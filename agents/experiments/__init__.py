@@ -8,6 +8,5 @@
 - `statistics`: is one agent ahead over a few seeds (permutation test, bootstrap, sustained steps).
 - `setting`: how the runs differ from the paper's (puzzles, architecture, recipe, actors).
 - `report`: the comparison's report in Markdown.
-- `provenance`: the package version and git commit a result file records (which layers trained it).
 - `throughput`: frames/s of both agents back to back in the runs' layout (Appendix C).
 """

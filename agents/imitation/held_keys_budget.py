@@ -354,7 +354,7 @@ class BudgetTrainer:
 @functools.cache
 def _provenance():
     """The code this process imported (read once: later edits of the checkout are not it)."""
-    from keras_simplicial.agents.experiments.provenance import provenance
+    from keras_simplicial.agents.provenance import provenance
 
     return provenance()
 

@@ -35,7 +35,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # noqa: E402
 
 from keras_simplicial import tasks  # noqa: E402
-from keras_simplicial.agents.experiments.provenance import provenance  # noqa: E402
+from keras_simplicial.agents.provenance import provenance  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = Path(__file__).resolve().parent

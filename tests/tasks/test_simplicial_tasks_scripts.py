@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from keras_simplicial.agents.experiments.provenance import provenance
+from keras_simplicial.agents.provenance import provenance
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = ROOT / "studies" / "simplicial-attention-tasks"

@@ -3,7 +3,7 @@
 import subprocess
 
 import keras_simplicial
-from keras_simplicial.agents.experiments.provenance import ROOT, provenance
+from keras_simplicial.agents.provenance import ROOT, provenance
 
 
 def git(root, *args):

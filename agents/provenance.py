@@ -5,7 +5,7 @@ import subprocess
 from pathlib import Path
 
 # The repository root: keras_simplicial's source tree (agents/ maps to keras_simplicial.agents).
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 # The code that trains: a change here without a commit makes the commit an incomplete description.
 CODE_PATHS = ("keras_simplicial", "agents")
 
