@@ -77,32 +77,48 @@ def test_every_run_argument_is_a_flag_generated_from_its_field(command):
         cli.build_parser().parse_args([*argv, "--num-env-runners", "-1"])
 
 
-def test_a_command_without_its_extra_says_in_one_line_what_to_install(monkeypatch, capsys):
+# A Python whose TensorFlow, Ray, gymnasium and matplotlib cannot be imported, as in the base
+# install: a process of its own, so that no module an earlier test imported hides the block.
+WITHOUT_EXTRAS = """
+import builtins, sys
+real_import = builtins.__import__
+blocked = {"tensorflow", "ray", "gymnasium", "matplotlib"}
+def without_extras(name, *args, **kwargs):
+    if name.partition(".")[0] in blocked:
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = without_extras
+import keras_simplicial_cli
+sys.exit(keras_simplicial_cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    "argv, extra, modules",
+    [
+        (["train", "--preset", "easy"], "agents", ("tensorflow", "ray", "gymnasium", "matplotlib")),
+        (["play"], "envs", ("gymnasium",)),
+    ],
+)
+def test_a_command_without_its_extra_says_in_one_line_what_to_install(argv, extra, modules):
     """The base install (Keras and NumPy) has no TensorFlow, Ray or gymnasium: a command that
-    needs them names the extra that brings them, in one line (the imports blocked here)."""
-    import builtins
-
-    real_import = builtins.__import__
-    blocked = {"tensorflow", "ray", "gymnasium", "matplotlib"}
-
-    def without_extras(name, *args, **kwargs):
-        if name.partition(".")[0] in blocked:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", without_extras)
-    monkeypatch.delitem(sys.modules, "keras_simplicial.envs.play", raising=False)
-    assert cli.main(["train", "--preset", "easy"]) == 1
-    (line,) = capsys.readouterr().err.splitlines()
-    # TensorFlow is loaded up front only where installed (the Keras engine trains on JAX
-    # without it): the first module the command itself lacks is named.
-    assert line == (
-        "keras-simplicial train: error: this command needs the [agents] extra (no module named "
-        "'matplotlib'): pip install 'keras-simplicial[agents]'"
+    needs them names the extra that brings them, in one line."""
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_EXTRAS, *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "KERAS_BACKEND": "jax"},
     )
-    assert cli.main(["play"]) == 1
-    (line,) = capsys.readouterr().err.splitlines()
-    assert "needs the [envs] extra (no module named 'gymnasium')" in line
+    assert result.returncode == 1, result.stderr[-2000:]
+    (line,) = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert line.startswith(
+        f"keras-simplicial {argv[0]}: error: this command needs the [{extra}] extra (no module "
+        "named "
+    ), line
+    assert line.endswith(f"): pip install 'keras-simplicial[{extra}]'"), line
+    assert any(f"no module named {module!r}" in line for module in modules), line
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
 
 
 def test_the_new_stack_without_torch_names_the_torch_extra(monkeypatch, capsys, tmp_path):
