@@ -14,13 +14,13 @@ import dataclasses
 import functools
 import os
 import platform
-import subprocess
 import time
 
 import numpy as np
 
 import keras_simplicial
 from keras_simplicial import sequence_tasks
+from keras_simplicial.agents.provenance import provenance
 
 MODELS = {
     "dot-product": None,
@@ -132,15 +132,8 @@ def _accuracy(logits, labels):
 @functools.lru_cache(maxsize=None)
 def git_commit():
     """The repository's HEAD commit when first asked (the process's start, as the code it runs),
-    or None outside a git checkout."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    try:
-        result = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
-        )
-    except OSError:
-        return None
-    return result.stdout.strip() or None
+    or None outside a git checkout (`keras_simplicial.agents.provenance`)."""
+    return provenance()["git_commit"]
 
 
 def train_runs(settings, task, model_name, seeds):

@@ -35,6 +35,7 @@ independent: a run saved on TensorFlow resumes on JAX), the counters and the ran
 (`KERAS_ENGINE_STATE`); a resumed run's boards start new episodes.
 """
 
+import abc
 import collections
 import json
 import time
@@ -196,7 +197,7 @@ def gradient_statistics(gradients, parts, settings):
     return stats
 
 
-class LearnerStep:
+class LearnerStep(abc.ABC):
     """The agent model, its optimizer and IMPALA's update, compiled one backend's way.
 
     Subclasses take the gradient their backend's way (`TensorFlowLearnerStep`: `GradientTape`;
@@ -218,13 +219,13 @@ class LearnerStep:
         optimizer.build(model.trainable_variables)
         self.parts = [model_part(variable.path) for variable in model.trainable_variables]
 
+    @abc.abstractmethod
     def act(self, observations):
         """(logits [B, A], values [B]) as numpy arrays, of uint8 observations [B, R, C+1, 3]."""
-        raise NotImplementedError(f"{type(self).__name__} must define act")
 
+    @abc.abstractmethod
     def learn(self, batch, learning_rate, entropy_coeff):
         """One update on a time-major `batch`; returns its statistics as floats."""
-        raise NotImplementedError(f"{type(self).__name__} must define learn")
 
     def state(self):
         """(model weights in `model.weights` order, optimizer variables), as numpy arrays."""
