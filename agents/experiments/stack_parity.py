@@ -90,6 +90,43 @@ def sweep_command(stack, args, seeds=None):
     ]
 
 
+def runs_from_files(sweep_dir, agents=AGENTS):
+    """The `runs` of a sweep's `learning_curve.json`, read back from its finished run folders
+    alone (run.json, metrics.csv and the cached `evaluation_*_greedy/sampled.json`), without
+    Keras, Ray or checkpoints: what a study committed without its checkpoints still says.
+    A run counts once its final checkpoint is evaluated (`evaluate_run`)."""
+    from keras_simplicial.agents.experiments.learning import run_summary
+    from keras_simplicial.agents.experiments.sweep import sweep_run_dir
+
+    def overall(run_dir, which):
+        if which == "best" and not (run_dir / "evaluation_best_greedy.json").exists():
+            which = "final"  # written once where the best checkpoint is the final one (older runs)
+        return {
+            mode: json.loads((run_dir / f"evaluation_{which}_{mode}.json").read_text())["overall"]
+            for mode in ("sampled", "greedy")
+        }
+
+    runs = {}
+    for agent in agents:
+        for seed in sorted(finished_seeds(sweep_dir, (agent,))):
+            run_dir = sweep_run_dir(sweep_dir, agent, seed)
+            budgets = sorted(
+                int(path.name.split("_")[2])
+                for path in run_dir.glob("evaluation_within_*_greedy.json")
+            )
+            runs[run_dir.name] = {
+                **run_summary(run_dir),
+                "agent": agent,
+                "seed": seed,
+                "run_dir": str(run_dir),
+                "budget_evaluations": {
+                    str(budget): overall(run_dir, f"within_{budget}") for budget in budgets
+                },
+                "evaluations": {which: overall(run_dir, which) for which in ("best", "final")},
+            }
+    return runs
+
+
 def mean_and_min(values):
     values = [v for v in values if v is not None]
     if not values:
@@ -129,7 +166,7 @@ def stack_rows(report, stack):
     return rows
 
 
-def parity_verdict(old_report, new_report, run_length, seeds=RULE_SEEDS):
+def parity_verdict(old_report, new_report, run_length, seeds=RULE_SEEDS, names=("old", "new")):
     """The re-run's rule (docs/benchmarks.md, "The re-run: the rule, written before its runs"),
     per agent with runs on both stacks. The rule decides on every seed of `seeds` on both stacks;
     until they are all in, the verdict is "interim" (the figures so far, no decision).
@@ -138,7 +175,8 @@ def parity_verdict(old_report, new_report, run_length, seeds=RULE_SEEDS):
     of the steps to a training win rate of `LEVEL` (a run that never got there counts as
     `run_length`), new later than old, and new earlier than old.
     The new stack learns as well when (a) holds and (b) does not find it later, better when (a)
-    holds and (b) finds it earlier (p < `ALPHA` each way)."""
+    holds and (b) finds it earlier (p < `ALPHA` each way). `names`: what the verdict calls the
+    reference and the candidate ("old", "new": RLlib's two stacks)."""
     from keras_simplicial.agents.experiments.statistics import one_sided_permutation_p_value
 
     def runs_of(report, agent):
@@ -167,17 +205,21 @@ def parity_verdict(old_report, new_report, run_length, seeds=RULE_SEEDS):
             for stack, runs in (("old", old), ("new", new))
         }
         if missing["old"] or missing["new"]:
+            label = {
+                stack: f"{name} stack" if name in STACKS else name
+                for stack, name in zip(("old", "new"), names)
+            }
             verdict = "interim: " + "; ".join(
-                f"{stack} stack lacks seeds {', '.join(map(str, left))}"
+                f"{label[stack]} lacks seeds {', '.join(map(str, left))}"
                 for stack, left in missing.items()
                 if left
             )
         elif targets_met and p_earlier < ALPHA:
-            verdict = "new learns better"
+            verdict = f"{names[1]} learns better"
         elif targets_met and not p_later < ALPHA:
-            verdict = "new learns as well"
+            verdict = f"{names[1]} learns as well"
         else:
-            verdict = "old learns better"
+            verdict = f"{names[0]} learns better"
         results[agent] = {
             "seeds": {"old": [run["seed"] for run in old], "new": [run["seed"] for run in new]},
             "steps_to_0.99": {"old": old_steps, "new": new_steps},

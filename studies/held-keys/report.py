@@ -13,6 +13,7 @@ import json
 import os
 from pathlib import Path
 
+from keras_simplicial.agents.atomic_files import atomic_write_text
 from keras_simplicial.agents.imitation.held_keys_budget import (
     FLAT_SHARE,
     LADDER,
@@ -237,12 +238,8 @@ def main(argv=None):
     parser.add_argument("--figures", default=str(FIGURES), help="folder of the figures")
     args = parser.parse_args(argv)
     text = render(load(args.results), args.figures, args.page, args.results)
-    page = Path(args.page)
-    page.parent.mkdir(parents=True, exist_ok=True)
-    temporary = page.with_name(f".{page.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, page)
-    print(f"wrote {page}")
+    atomic_write_text(args.page, text)
+    print(f"wrote {args.page}")
     return 0
 
 

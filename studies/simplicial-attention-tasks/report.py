@@ -20,6 +20,7 @@ import math
 import os
 from pathlib import Path
 
+from keras_simplicial.agents.atomic_files import atomic_write_text
 from keras_simplicial.agents.experiments.statistics import one_sided_permutation_p_value
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -676,12 +677,8 @@ def main(argv=None):
     text = render(
         args.results, args.figures, args.preregistration, args.page, Path(args.first_campaign)
     )
-    page = Path(args.page)
-    page.parent.mkdir(parents=True, exist_ok=True)
-    temporary = page.with_name(f".{page.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, page)
-    print(f"wrote {page}")
+    atomic_write_text(args.page, text)
+    print(f"wrote {args.page}")
     return 0
 
 

@@ -64,3 +64,37 @@ def test_the_summary_sweep_takes_in_seeds_finished_in_earlier_sittings(tmp_path)
         (tmp_path / name / "evaluation_final_greedy.json").write_text("{}")
     assert script.finished_seeds(tmp_path, ("relational", "simplicial")) == {1}
     assert script.finished_seeds(tmp_path, ("relational",)) == {1, 3}
+
+
+def test_a_sweep_committed_without_checkpoints_reads_back_as_its_learning_curve_json():
+    """`runs_from_files` rebuilds the runs of the old stack's committed re-run from their files
+    alone (no checkpoints there): the same endpoints and evaluations its sweep wrote."""
+    import json
+    from pathlib import Path
+
+    sweep = Path(__file__).resolve().parents[3] / "benchmarks/results/stack-parity-rerun/old"
+    written = json.loads((sweep / "learning_curve.json").read_text())["runs"]
+    runs = script.runs_from_files(sweep)
+    assert sorted(runs) == sorted(written)
+    for name, run in runs.items():
+        assert run["steps_to"] == written[name]["steps_to"]
+        for which in ("best", "final"):
+            for mode in ("greedy", "sampled"):
+                assert (
+                    run["evaluations"][which][mode]["win_rate"]
+                    == written[name]["evaluations"][which][mode]["win_rate"]
+                )
+        assert run["budget_evaluations"].keys() == written[name]["budget_evaluations"].keys()
+        for budget, evaluation in run["budget_evaluations"].items():
+            assert evaluation["greedy"] == written[name]["budget_evaluations"][budget]["greedy"]
+
+
+def test_the_verdict_names_the_engines_it_compares():
+    results = script.parity_verdict(
+        sweep_report(OLD),
+        sweep_report(OLD[:2]),
+        600_000,
+        SEEDS,
+        names=("the old stack", "the Keras engine"),
+    )
+    assert results["relational"]["verdict"] == "interim: the Keras engine lacks seeds 3, 4, 5"
