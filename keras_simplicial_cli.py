@@ -2,6 +2,7 @@
 
     keras-simplicial train --run IMPALA --env BridgeBoxWorld-v0 --agent simplicial --out runs/a
     keras-simplicial evaluate runs/a --episodes 1000
+    keras-simplicial export-policy runs/a --best                      # as Keras weights, for good
     keras-simplicial plot runs/a runs/b --out curves.png
     keras-simplicial summary runs/a --every 1000000                     # why episodes end, per type
     keras-simplicial play --env BridgeBoxWorld-v0 --seed 3

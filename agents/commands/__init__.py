@@ -1,7 +1,7 @@
 """The `keras-simplicial` commands: each command's arguments beside the function that runs it,
 one light module per group (`keras_simplicial_cli` builds the parser from `COMMANDS`).
 
-    training.py     train (and --resume)
+    training.py     train (and --resume), export-policy
     inspection.py   evaluate and the looks inside: plot, summary, visualize, explain, probe,
                     inventory, plot-types, policy-map, imitate, held-keys,
                     held-keys-budget

@@ -1,5 +1,6 @@
 """`keras-simplicial train`: a new run, or `--resume` of one, then its curve and, if asked, its
-evaluation.
+evaluation; `keras-simplicial export-policy`: a checkpoint's trained policy as Keras weights, what
+a finished run keeps once its checkpoints are removed.
 
 The run's own flags (`--env`, `--agent`, `--config`, `--seed`, ...) are generated from the fields
 of `RunArguments`; the others say how long and how to run.
@@ -187,6 +188,30 @@ def evaluate_after_training(summary, episodes):
         print(f"  evaluation:   {report.output}")
 
 
+def export_policy_arguments(parser):
+    parser.add_argument(
+        "checkpoint",
+        help="a checkpoint directory, or a run directory: its latest checkpoint (--best: its best)",
+    )
+    parser.add_argument(
+        "--best", action="store_true", help="a run directory's best checkpoint (its best.json)"
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="the folder to write (default: the run's exported/<checkpoint name>)",
+    )
+
+
+def export_policy(args):
+    from keras_simplicial.agents.training.checkpoints import best_checkpoint_of
+    from keras_simplicial.agents.training.checkpoints import export_policy as export
+
+    checkpoint = best_checkpoint_of(args.checkpoint) if args.best else args.checkpoint
+    print(f"Exported {export(checkpoint, out=args.out)}")
+    return 0
+
+
 COMMANDS = (
     Command(
         "train",
@@ -197,5 +222,18 @@ COMMANDS = (
         "OUT/run.json), or continues the run in --out with --resume (its run.json's arguments; "
         "only how long and how to run come from the command line).",
         environment=keras_environment,
+    ),
+    Command(
+        "export-policy",
+        export_policy_arguments,
+        export_policy,
+        "a checkpoint's trained policy as Keras weights, without RLlib's optimizer state, for "
+        "every command that takes a checkpoint",
+        description="Writes the agent model's weights (policy.weights.h5), what they are "
+        "(policy.json: the checkpoint, its iteration and steps, the engine), a copy of the run's "
+        "run.json and a manifest to one folder, by default OUT/exported/<checkpoint name> in the "
+        "checkpoint's run. evaluate, visualize, explain, probe, inventory and policy-map take "
+        "that folder where they take a checkpoint; sweep, reproduce and the studies' scripts "
+        "that take a run's best checkpoint play it in place of a checkpoint that is gone.",
     ),
 )

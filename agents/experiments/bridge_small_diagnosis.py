@@ -108,16 +108,16 @@ def outcome(run_dir):
 
 
 def best_agent_on_bridge_boards(run_dir):
-    """(agent, env id, env config) of the run's best checkpoint, on its env with a bridge in
-    every episode, or None where the checkpoint is not there."""
+    """(agent, env id, env config) of the run's best checkpoint (or its exported policy), on its
+    env with a bridge in every episode, or None where neither is there."""
     from keras_simplicial.agents.training.checkpoints import (
         environment_of,
         load_attention_agent,
     )
     from keras_simplicial.agents.training.run_directory import RunDirectory
 
-    best = RunDirectory(run_dir).best_checkpoint()
-    if best is None or not Path(best[0]).is_dir():
+    best = RunDirectory(run_dir).best_policy()
+    if best is None:
         return None
     agent, arguments = load_attention_agent(best[0])
     env_id, env_config = environment_of(arguments, None, {"bridge_probability": 1.0})

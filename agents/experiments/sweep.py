@@ -9,14 +9,15 @@ Nothing is lost between sittings: a run directory that holds a run is resumed fr
 intact checkpoint, one that reached its steps is left alone, and every evaluation is cached in
 the run directory, keyed by the checkpoint's name (`checkpoint_key`), so the same command run
 again picks up where it stopped. A finished run may be kept without its checkpoints (a few MB
-each; the repository commits a sweep's finished runs so): its cached evaluations answer for them.
+each; the repository commits a sweep's finished runs so): its cached evaluations answer for them,
+and where a checkpoint's policy was exported (`exported/iter_N`), it plays in its place.
 """
 
 import json
 import shutil
 from pathlib import Path
 
-from keras_simplicial.agents.training.run_directory import RunDirectory
+from keras_simplicial.agents.training.run_directory import RunDirectory, iteration_of
 
 # A run stops at the first iteration past its step target: at most one iteration's samples
 # beyond it (about 10,000 steps on the easy preset).
@@ -77,11 +78,6 @@ def checkpoint_key(checkpoint):
     return Path(str(checkpoint)).name
 
 
-def iteration_of(checkpoint):
-    """The training iteration of a `checkpoints/iter_NNNNNN` directory."""
-    return int(Path(checkpoint).name.rsplit("_", 1)[-1])
-
-
 def evaluate_checkpoints(run_dir, checkpoints, episodes, record_ended_by=()):
     """Win rates of `{name: checkpoint}` (checkpoints of the run in `run_dir`), sampled and
     greedy, cached in `evaluation_<name>_<mode>.json` (re-used while they name the same
@@ -134,8 +130,8 @@ def evaluate_run(run_dir, episodes):
     final = run.latest_checkpoint()
     best = run.best_checkpoint()
     best = best[0] if best else None
-    if final is None:  # a finished run kept without its checkpoints: the cached evaluations
-        final, best = run.named_checkpoints()
+    if final is None:  # a finished run kept without its checkpoints: their exported policies
+        final, best = (run.policy_of(checkpoint) for checkpoint in run.named_checkpoints())
     return evaluate_checkpoints(run_dir, {"final": final, "best": best or final}, episodes)
 
 

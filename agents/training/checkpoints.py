@@ -11,12 +11,14 @@ old-stack checkpoint (`policies/`) holds the TF2 policy; a new-stack one (`learn
 into a fresh model of the run's agent on whatever backend this process runs Keras
 (`SavedKerasPolicy`): evaluation and the probes read all three alike.
 
-A path is a checkpoint directory (`OUT/checkpoints/iter_NNNNNN`) or a run directory (`OUT`, whose
-latest checkpoint is meant). `load_attention_agent` also reads a Keras policy: a directory
-holding `policy.keras` (or that file itself) with the run.json of its run there or one folder up,
-as supervised runs (`keras-simplicial dagger`) write them. Every RLlib checkpoint is verified
-before it is read (`checkpoint_integrity`): a damaged one is named in a `ValueError`, never
-half-loaded.
+A path is a checkpoint directory (`OUT/checkpoints/iter_NNNNNN`), a run directory (`OUT`, whose
+latest checkpoint is meant), or a checkpoint's policy exported as Keras weights
+(`export_policy`, `exported_policy`: `OUT/exported/iter_NNNNNN` by default), which every reader
+here plays as it plays its checkpoint. `load_attention_agent` also reads a Keras policy: a
+directory holding `policy.keras` (or that file itself) with the run.json of its run there or one
+folder up, as supervised runs (`keras-simplicial dagger`) write them. Every checkpoint and
+exported policy is verified before it is read (`checkpoint_integrity`): a damaged one is named in
+a `ValueError`, never half-loaded.
 """
 
 import json
@@ -25,12 +27,20 @@ from pathlib import Path
 import numpy as np
 
 from keras_simplicial.agents.training.checkpoint_integrity import (
+    MANIFEST,
     DamagedCheckpointError,
+    read_manifest,
     verify_checkpoint,
 )
 from keras_simplicial.agents.training.engines import engine_of_checkpoint
+from keras_simplicial.agents.training.exported_policy import (
+    RUN_COPY,
+    exported_policy_dir,
+    load_exported_weights,
+    write_exported_policy,
+)
 from keras_simplicial.agents.training.run_arguments import RunArguments
-from keras_simplicial.agents.training.run_directory import RunDirectory
+from keras_simplicial.agents.training.run_directory import RunDirectory, iteration_of
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
 
 #: Where a new-stack checkpoint keeps the learner's module state (a pickled dict of numpy arrays).
@@ -78,22 +88,33 @@ def load_keras_agent(path):
 
 
 def resolve_checkpoint(path):
-    """A checkpoint directory, or a run directory (-> its latest checkpoint), as an absolute path
-    (RLlib reads checkpoints through pyarrow, which takes a relative path for a URI), verified.
+    """A checkpoint directory, an exported policy, or a run directory (-> its latest
+    checkpoint), as an absolute path (RLlib reads checkpoints through pyarrow, which takes a
+    relative path for a URI), verified.
 
     Raises `DamagedCheckpointError` (a `ValueError`) naming the damaged file; for a run directory
-    it also names the newest intact checkpoint, which can be passed instead.
+    it also names the newest intact checkpoint, which can be passed instead, and for a finished
+    run kept without its checkpoints, its exported policies.
     """
     path = Path(path).resolve()
+    exported = exported_policy_dir(path)
+    if exported is not None:
+        if read_manifest(exported) is None:
+            raise DamagedCheckpointError(exported, MANIFEST, "is missing")
+        verify_checkpoint(exported)
+        return exported
     if engine_of_checkpoint(path) is not None:
         verify_checkpoint(path)
         return path
     run = RunDirectory(path)
     latest = run.latest_checkpoint() if run.checkpoints_dir.is_dir() else None
     if latest is None:
+        policies = ", ".join(str(policy) for policy in run.exported_policies())
+        kept = f" It keeps these exported policies: {policies}." if policies else ""
         raise FileNotFoundError(
             f"No checkpoint at {path} (expected a checkpoint directory, with policies/, "
-            "learner_group/ or keras_engine.json, or a run directory with checkpoints/)."
+            "learner_group/ or keras_engine.json, an exported policy, with policy.json, or a run "
+            f"directory with checkpoints/).{kept}"
         )
     try:
         verify_checkpoint(latest)
@@ -106,18 +127,22 @@ def resolve_checkpoint(path):
 
 def best_checkpoint_of(path):
     """`path` itself when it is a checkpoint, or the best checkpoint of the run directory `path`
-    (the one its `best.json` names). Raises FileNotFoundError when a run directory has none."""
+    (the one its `best.json` names; once it is gone, its exported policy). Raises
+    FileNotFoundError when a run directory has neither."""
     path = Path(path)
     if not (path / "checkpoints").is_dir():
         return path
-    best = RunDirectory(path).best_checkpoint()
+    best = RunDirectory(path).best_policy()
     if best is None:
-        raise FileNotFoundError(f"{path} has no best checkpoint (checkpoints/best.json).")
+        raise FileNotFoundError(
+            f"{path} has no best checkpoint (checkpoints/best.json), nor an exported policy of it."
+        )
     return Path(best[0])
 
 
 def run_directory_of(checkpoint):
-    """The run directory a checkpoint belongs to (OUT/checkpoints/iter_N -> OUT), or None."""
+    """The run directory a checkpoint (or its exported policy) belongs to (OUT/checkpoints/iter_N,
+    OUT/exported/iter_N -> OUT), or None."""
     checkpoint = Path(checkpoint)
     candidate = checkpoint.parent.parent
     return RunDirectory(candidate) if (candidate / "run.json").is_file() else None
@@ -125,9 +150,12 @@ def run_directory_of(checkpoint):
 
 def run_arguments_of(checkpoint):
     """The `RunArguments` of the run a checkpoint belongs to (its run.json, else the checkpoint's
-    own copy of it), or None (a checkpoint on its own from before the copies existed)."""
+    own copy of it), or None (a checkpoint on its own from before the copies existed). An
+    exported policy's are its copy's."""
     checkpoint = Path(checkpoint)
     copy = checkpoint / "run.json"
+    if exported_policy_dir(checkpoint) is not None:
+        return RunArguments.read(checkpoint / RUN_COPY)
     run = run_directory_of(checkpoint)
     if run is None:
         return RunArguments.read(copy) if copy.is_file() else None
@@ -223,13 +251,14 @@ def keras_logits_and_values(model):
 
 
 class SavedKerasPolicy:
-    """A new-stack or Keras-engine checkpoint's policy as `load_policy` returns it: its agent
-    model rebuilt on this process's Keras backend with the saved weights, where the old stack's
-    TF2 policy has them (`policy.model.base_model`, `.kind`, `.logits_and_values`;
-    `observation_space`, `get_weights()`).
+    """The policy of a checkpoint (of any engine) or of an exported policy as `load_policy`
+    returns it for all but the old stack's: its agent model rebuilt on this process's Keras
+    backend with the saved weights, where the old stack's TF2 policy has them
+    (`policy.model.base_model`, `.kind`, `.logits_and_values`; `observation_space`,
+    `get_weights()`).
 
     Args:
-        checkpoint: a new-stack or Keras-engine checkpoint directory (verified).
+        checkpoint: a checkpoint directory or an exported policy (verified).
         arguments: the `RunArguments` of its run (agent, architecture, env).
     """
 
@@ -250,7 +279,10 @@ class SavedKerasPolicy:
             int(self.action_space.n),
             **arguments.architecture,
         )
-        self.base_model.set_weights(saved_keras_weights(checkpoint, self.base_model))
+        if exported_policy_dir(checkpoint) is not None:
+            load_exported_weights(checkpoint, self.base_model)
+        else:
+            self.base_model.set_weights(saved_keras_weights(checkpoint, self.base_model))
         self.logits_and_values = keras_logits_and_values(self.base_model)
 
     def get_weights(self):
@@ -259,7 +291,8 @@ class SavedKerasPolicy:
 
 def load_policy(checkpoint):
     """The policy of a checkpoint, with its Keras agent model at `policy.model.base_model`: the
-    RLlib TF2 policy of an old-stack checkpoint, a `SavedKerasPolicy` of any other engine's."""
+    RLlib TF2 policy of an old-stack checkpoint, a `SavedKerasPolicy` of any other engine's and
+    of an exported policy."""
     checkpoint = resolve_checkpoint(checkpoint)
     if not holds_tf2_policy(checkpoint):
         arguments = run_arguments_of(checkpoint)
@@ -280,7 +313,8 @@ def load_policy(checkpoint):
 
 
 def load_attention_agent(checkpoint):
-    """(`AttentionAgent`, `RunArguments`) of a checkpoint or run directory, or of a Keras policy.
+    """(`AttentionAgent`, `RunArguments`) of a checkpoint, an exported policy or a run directory,
+    or of a Keras policy.
 
     A checkpoint without its run directory gets the arguments of its agent on bridge BoxWorld.
     """
@@ -298,6 +332,51 @@ def load_attention_agent(checkpoint):
         model.base_model, model.kind, arguments.architecture, arguments.mask_blocked_moves
     )
     return agent, arguments
+
+
+def export_policy(checkpoint, out=None):
+    """Writes the trained policy of `checkpoint` (a checkpoint directory of any engine, or a run
+    directory: its latest) as Keras weights (`exported_policy`) to the folder `out`, by default
+    the run's `exported/<checkpoint name>`; returns the folder.
+
+    Needs no Ray or RLlib: the weights are read from the checkpoint's files
+    (`saved_keras_weights`) into a fresh model of the run's agent.
+    """
+    from keras_simplicial.agents.provenance import provenance
+
+    checkpoint = resolve_checkpoint(checkpoint)
+    if exported_policy_dir(checkpoint) is not None:
+        raise ValueError(f"{checkpoint} is an exported policy already, not a checkpoint.")
+    arguments = run_arguments_of(checkpoint)
+    if arguments is None:
+        raise ValueError(
+            f"{checkpoint} holds no run.json (nor its run's): it says which agent the weights "
+            "are of."
+        )
+    run = run_directory_of(checkpoint)
+    if out is None:
+        if run is None:
+            raise ValueError(
+                f"{checkpoint} is not in a run directory (OUT/checkpoints/iter_N): give --out."
+            )
+        out = run.exported_dir / checkpoint.name
+    iteration = iteration_of(checkpoint)
+    rows = run.read_metrics() if run is not None else []
+    steps = {int(row["training_iteration"]): int(row["timesteps"]) for row in rows}
+    try:  # as the user would type it, where it is under the current directory
+        source = checkpoint.relative_to(Path.cwd())
+    except ValueError:
+        source = checkpoint
+    record = {
+        "checkpoint": checkpoint.name,
+        "source": str(source),
+        "engine": engine_of_checkpoint(checkpoint).name,
+        "iteration": iteration,
+        "timesteps": steps.get(iteration),
+        "exported_by": provenance(),
+    }
+    policy = SavedKerasPolicy(checkpoint, arguments)
+    return write_exported_policy(out, policy.base_model, arguments, record)
 
 
 def environment_of(arguments, env_id=None, env_config=None):

@@ -12,6 +12,10 @@
         latest              the name of the newest complete checkpoint
         best.json           the checkpoint that played best so far (never pruned): greedy win
                             rate of its saved weights, else training win rate
+      exported/
+        iter_000012/        a checkpoint's policy exported as Keras weights (`export_policy`,
+                            `exported_policy`): what a finished run keeps of the checkpoints a
+                            figure, probe or test plays, once its checkpoints are removed
       plots/win_rate.png    the training curve
       evaluation.json       win rates per puzzle type (after `--evaluate` or `evaluate`)
       machines.json         which machine trained which iterations (`record_machine`): frames/s
@@ -43,9 +47,18 @@ from keras_simplicial.agents.training.checkpoint_integrity import (
     verify_checkpoint,
     write_manifest,
 )
+from keras_simplicial.agents.training.exported_policy import exported_policy_dir
 
 CHECKPOINT_PREFIX = "iter_"
 DAMAGED_PREFIX = "damaged-"
+
+
+def iteration_of(checkpoint):
+    """The training iteration of a checkpoint named `iter_NNNNNN` (or of its exported policy),
+    None for another name."""
+    name = Path(str(checkpoint)).name
+    digits = name[len(CHECKPOINT_PREFIX) :]
+    return int(digits) if name.startswith(CHECKPOINT_PREFIX) and digits.isdigit() else None
 
 
 def csv_text(rows, fields):
@@ -83,6 +96,7 @@ class RunDirectory:
         self.metrics_file = self.root / "metrics.csv"
         self.events_dir = self.root / "events"
         self.checkpoints_dir = self.root / "checkpoints"
+        self.exported_dir = self.root / "exported"
         self.plots_dir = self.root / "plots"
         self.evaluation_file = self.root / "evaluation.json"
         self.machines_file = self.root / "machines.json"
@@ -197,6 +211,31 @@ class RunDirectory:
         latest = self.checkpoints_dir / name if name.startswith(CHECKPOINT_PREFIX) else None
         best = self._read_best()
         return latest, None if best is None else self.checkpoints_dir / best["checkpoint"]
+
+    def policy_of(self, checkpoint):
+        """Where the policy of the run's `checkpoint` (a path, or None) is played from: the
+        checkpoint while it is there, else its exported policy (`exported/<its name>`) if there
+        is one, else the checkpoint's path as given."""
+        if checkpoint is None or Path(checkpoint).is_dir():
+            return checkpoint
+        exported = exported_policy_dir(self.exported_dir / Path(checkpoint).name)
+        return exported if exported is not None else checkpoint
+
+    def best_policy(self):
+        """(where the best checkpoint's policy is played from, its `best.json` record): the
+        checkpoint, or once it is gone its exported policy (`policy_of`); None when neither is
+        there."""
+        best = self._read_best()
+        if best is None:
+            return None
+        policy = self.policy_of(self.checkpoints_dir / best["checkpoint"])
+        return (policy, best) if policy.is_dir() else None
+
+    def exported_policies(self):
+        """The run's exported policies (`exported/iter_N`), oldest first."""
+        if not self.exported_dir.is_dir():
+            return []
+        return sorted(p for p in self.exported_dir.iterdir() if exported_policy_dir(p) == p)
 
     def resume_point(self):
         """(the newest intact checkpoint or None, [(damaged checkpoint, reason), ...] newer).

@@ -71,6 +71,24 @@ def test_loaded_attention_agent_acts_like_the_rllib_policy(checkpoints):
         assert attention.one_simplicial[0].shape[-1] == (42 if kind == "simplicial" else 40)
 
 
+def test_the_exported_policy_gives_the_checkpoints_logits(checkpoints, tmp_path):
+    """`export-policy` writes RLlib's policy as Keras weights that play as RLlib's policy does,
+    read by the same loaders, without RLlib."""
+    from keras_simplicial.agents.training.checkpoints import load_attention_agent, load_policy
+
+    observations = np.random.default_rng(2).integers(0, 256, (8, 7, 10, 3)).astype(np.uint8)
+    for kind, checkpoint in checkpoints.items():
+        assert cli.main(["export-policy", str(checkpoint), "--out", str(tmp_path / kind)]) == 0
+        exported = load_policy(tmp_path / kind)
+        assert exported.model.kind == kind
+        _, _, fetches = load_policy(checkpoint).compute_actions(observations, explore=False)
+        logits = np.asarray(exported.model.logits_and_values(observations)[0])
+        np.testing.assert_allclose(logits, fetches["action_dist_inputs"], rtol=1e-5, atol=1e-5)
+        agent, arguments = load_attention_agent(tmp_path / kind)
+        assert arguments.env_config == EASY_ENV
+        np.testing.assert_allclose(agent(observations)[0], logits, rtol=1e-5, atol=1e-5)
+
+
 def test_greedy_check_plays_the_saved_weights(checkpoints):
     from keras_simplicial.agents.analysis.evaluation import policy_logits
     from keras_simplicial.agents.rollout import episode_outcomes

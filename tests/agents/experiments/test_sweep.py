@@ -210,3 +210,48 @@ def test_a_finished_run_kept_without_its_checkpoints_is_reported_from_its_evalua
     # Another number of episodes would need the checkpoint itself: the error says so.
     with pytest.raises(FileNotFoundError, match="iter_000060 is not there"):
         sweep.evaluate_run(run, episodes=20)
+
+
+def test_an_exported_policy_plays_in_place_of_its_checkpoint_once_it_is_gone(tmp_path, monkeypatch):
+    """A finished run keeps the policies a figure or probe plays as Keras weights
+    (`exported/iter_N`): a report that needs one played again plays it, under the cache key of
+    its checkpoint, and what was kept of neither still fails by name."""
+    import shutil
+
+    from keras_simplicial.agents.analysis import evaluation
+    from keras_simplicial.agents.training import checkpoints
+    from keras_simplicial.agents.training.exported_policy import POLICY_RECORD, POLICY_WEIGHTS
+    from keras_simplicial.agents.training.run_directory import RunDirectory
+
+    run = make_run(tmp_path / "run", iterations=60, steps_per_iteration=10_000, best_iteration=55)
+    shutil.rmtree(run / "checkpoints" / "iter_000055")
+    shutil.rmtree(run / "checkpoints" / "iter_000060")
+
+    def exported(name):  # its files are never read here: the evaluation is replaced below
+        folder = run / "exported" / name
+        folder.mkdir(parents=True)
+        (folder / POLICY_WEIGHTS).write_bytes(b"")
+        (folder / POLICY_RECORD).write_text(json.dumps({"checkpoint": name}))
+        return folder
+
+    best = exported("iter_000055")  # the final checkpoint is not exported, at first
+    played = []
+
+    def evaluate(checkpoint, episodes, explore, output, policy):
+        played.append(Path(checkpoint).relative_to(run).as_posix())
+        report = {"checkpoint": str(checkpoint), "overall": {"episodes": episodes, "win_rate": 1}}
+        Path(output).write_text(json.dumps(report))
+        return types.SimpleNamespace(to_dict=lambda: report)
+
+    monkeypatch.setattr(evaluation, "evaluate_checkpoint", evaluate)
+    monkeypatch.setattr(checkpoints, "load_policy", lambda checkpoint: object())
+    assert RunDirectory(run).best_policy()[0] == best
+    assert sweep.checkpoint_key(best) == "iter_000055"
+    result = sweep.evaluate_checkpoints(run, {"best": best}, episodes=10)
+    assert played == ["exported/iter_000055"] * 2 and result["best"]["greedy"]["win_rate"] == 1
+    with pytest.raises(FileNotFoundError, match="iter_000060 is not there"):
+        sweep.evaluate_run(run, episodes=10)
+    final = exported("iter_000060")
+    result = sweep.evaluate_run(run, episodes=10)  # the best one's evaluations are cached
+    assert played == ["exported/iter_000055"] * 2 + ["exported/iter_000060"] * 2
+    assert Path(result["final"]["checkpoint"]) == final
