@@ -79,7 +79,8 @@ bench-parity: $(STAMP)
 # benchmarks/results/bridge-small/ (`keras-simplicial reproduce` with the repository's paths, which
 # the installed command does not default to; committed with the report).
 # Hours on 2 cores; resumable: run it again to continue where it stopped.
-# `REPRODUCE_FLAGS=--report-only` redraws without training.
+# `REPRODUCE_FLAGS=--report-only` redraws without training, from the runs' cached evaluations and
+# probes and their best policies exported as Keras weights (their checkpoints are not committed).
 REPRODUCE_SEEDS ?= 1 2 3
 REPRODUCE_TIMESTEPS ?= 3000000
 reproduce-small: $(STAMP)

@@ -160,6 +160,7 @@ def test_the_docs_show_every_command():
     assert shown >= {
         "train",
         "evaluate",
+        "export-policy",
         "plot",
         "visualize",
         "explain",

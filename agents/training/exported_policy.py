@@ -1,6 +1,6 @@
 """A checkpoint's trained policy kept as Keras weights: what a finished run keeps of a checkpoint
 that a figure, probe or test still plays, once RLlib's checkpoints (optimizer state included,
-about three times the weights) are gone.
+about twice the weights) are gone.
 
     folder = export_policy("runs/a/checkpoints/iter_000120")  # -> runs/a/exported/iter_000120
     agent, arguments = load_attention_agent(folder)           # wherever a checkpoint is taken
