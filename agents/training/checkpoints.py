@@ -153,9 +153,9 @@ def run_arguments_of(checkpoint):
     own copy of it), or None (a checkpoint on its own from before the copies existed). An
     exported policy's are its copy's."""
     checkpoint = Path(checkpoint)
-    copy = checkpoint / "run.json"
     if exported_policy_dir(checkpoint) is not None:
         return RunArguments.read(checkpoint / RUN_COPY)
+    copy = checkpoint / "run.json"
     run = run_directory_of(checkpoint)
     if run is None:
         return RunArguments.read(copy) if copy.is_file() else None
