@@ -106,9 +106,18 @@ class AttentionAgent:
 
 def _compiled(model):
     """`model(x, training=False)` as a traced `tf.function` on TensorFlow (30x faster than eager
-    calls for one observation), the plain call on other backends."""
+    calls for one observation), the plain call on other backends (on PyTorch without gradients:
+    numpy cannot read a tensor that requires one)."""
     import keras
 
+    if keras.backend.backend() == "torch":
+        import torch
+
+        def forward(x):
+            with torch.no_grad():
+                return [keras.ops.convert_to_numpy(o) for o in model(x, training=False)]
+
+        return forward
     if keras.backend.backend() != "tensorflow":
         return lambda x: model(x, training=False)
     import tensorflow as tf

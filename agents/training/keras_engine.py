@@ -31,8 +31,8 @@ the `num_epochs` passes over a batch). The paper's learner ran beside 63 actors 
 whose weights were some updates behind.
 
 A checkpoint (`save`) is the model's weights and the optimizer's variables (numpy arrays, backend
-independent: a run saved on TensorFlow resumes on JAX), the counters and the random generators
-(`KERAS_ENGINE_STATE`); a resumed run's boards start new episodes.
+independent: a run saved on TensorFlow resumes on JAX or PyTorch, and back), the counters and the
+random generators (`KERAS_ENGINE_STATE`); a resumed run's boards start new episodes.
 """
 
 import abc
@@ -201,14 +201,16 @@ class LearnerStep(abc.ABC):
     """The agent model, its optimizer and IMPALA's update, compiled one backend's way.
 
     Subclasses take the gradient their backend's way (`TensorFlowLearnerStep`: `GradientTape`;
-    `JaxLearnerStep`: `stateless_call`, `jax.value_and_grad`, `stateless_apply`); the loss
+    `JaxLearnerStep`: `stateless_call`, `jax.value_and_grad`, `stateless_apply`;
+    `TorchLearnerStep`: autograd); the loss
     (`batch_loss`), the optimizer and the model are the same Keras objects on every backend.
 
     Args:
         model: the agent model (`build_agent_model`).
         optimizer: a Keras optimizer (`make_optimizer`); built here.
         settings: the run's `engine_settings`.
-        jit_compile: compile with XLA (the run's `jit_compile`).
+        jit_compile: compile the step (the run's `jit_compile`): XLA on TensorFlow, `jax.jit`
+            on JAX; PyTorch's step runs eager whatever it says (`TorchLearnerStep`).
     """
 
     def __init__(self, model, optimizer, settings, jit_compile=True):
@@ -365,8 +367,59 @@ class JaxLearnerStep(LearnerStep):
         self._load_arrays()
 
 
+class TorchLearnerStep(LearnerStep):
+    """`LearnerStep` on PyTorch: the model's variables are torch parameters; autograd
+    (`torch.autograd.grad` of the loss over them) takes the gradient, the optimizer's `apply`
+    updates them in place under `torch.no_grad()`, and acting runs under `torch.no_grad()`.
+
+    Eager whatever `jit_compile` says: `torch.compile` did not pay on a CPU (docs/agents.md,
+    "Which engine"), so the engine does not use it."""
+
+    def __init__(self, model, optimizer, settings, jit_compile=True):
+        import torch
+
+        super().__init__(model, optimizer, settings, jit_compile)
+        self._torch = torch
+
+    @staticmethod
+    def _tensors(batch):
+        from keras import ops
+
+        return {name: ops.convert_to_tensor(value) for name, value in batch.items()}
+
+    def act(self, observations):
+        from keras import ops
+
+        with self._torch.no_grad():
+            logits, values = self.model(
+                ops.cast(ops.convert_to_tensor(observations), "float32"), training=False
+            )
+        return ops.convert_to_numpy(logits), ops.convert_to_numpy(values).reshape(-1)
+
+    def learn(self, batch, learning_rate, entropy_coeff):
+        from keras import ops
+
+        torch = self._torch
+        batch = self._tensors(batch)
+        observations = batch["observations"]
+        flat = ops.reshape(observations, (-1,) + tuple(observations.shape[2:]))
+        outputs = self.model(ops.cast(flat, "float32"), training=True)
+        loss, stats = batch_loss(outputs, batch, entropy_coeff, self.settings)
+        variables = self.model.trainable_variables
+        gradients = list(torch.autograd.grad(loss, [variable.value for variable in variables]))
+        with torch.no_grad():
+            stats = {**stats, **gradient_statistics(gradients, self.parts, self.settings)}
+            self.optimizer.learning_rate = learning_rate
+            self.optimizer.apply(gradients, variables)
+        return {name: float(value.detach()) for name, value in stats.items()}
+
+
 #: The learner step of each Keras backend the engine runs on.
-LEARNER_STEPS = {"tensorflow": TensorFlowLearnerStep, "jax": JaxLearnerStep}
+LEARNER_STEPS = {
+    "tensorflow": TensorFlowLearnerStep,
+    "jax": JaxLearnerStep,
+    "torch": TorchLearnerStep,
+}
 
 
 class KerasIMPALA:
@@ -394,7 +447,7 @@ class KerasIMPALA:
         if backend not in LEARNER_STEPS:
             raise ValueError(
                 f"The keras engine runs Keras on {sorted(LEARNER_STEPS)}, but Keras runs on "
-                f"{backend!r}: set KERAS_BACKEND=tensorflow or jax before Keras is imported."
+                f"{backend!r}: set KERAS_BACKEND to one of them before Keras is imported."
             )
         self.backend = backend
         seed = arguments.seed

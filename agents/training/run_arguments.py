@@ -171,7 +171,8 @@ class RunArguments:
         rule=JsonObject(),
         help="JSON object of architecture overrides, e.g. '{\"num_heads\": 4}' (ranges checked: "
         "architecture.MODEL_RANGES), and jit_compile (default true: the model runs as one XLA "
-        "computation; false for TensorFlow's graph executor)",
+        "computation; false for TensorFlow's graph executor; the keras engine on PyTorch runs "
+        "eager whatever it says)",
     )
     overrides: dict = run_argument(
         factory=dict,
@@ -219,7 +220,7 @@ class RunArguments:
         help="what trains the run: 'rllib-old' (RLlib's old API stack, Keras on TensorFlow, the "
         "reference), 'rllib-new' (RLlib's new API stack, Keras on PyTorch) or 'keras' (one "
         "process without Ray, on the process's Keras backend: TensorFlow unless KERAS_BACKEND "
-        "says jax); --api-stack old|new names the first two",
+        "says jax or torch); --api-stack old|new names the first two",
     )
     mask_blocked_moves: bool = run_argument(
         False,

@@ -1,17 +1,16 @@
 """The Keras engine (`--engine keras`): V-trace and the loss against RLlib's own on the same
 inputs, its settings checked, a run trained, saved, resumed (on another backend too) and read
-back, and the engines as records.
+back, the PyTorch learner step against TensorFlow's on one batch, and the engines as records.
 
-Keras chooses its backend once per process: what runs Keras on JAX runs in a subprocess."""
+Keras chooses its backend once per process: what runs Keras on JAX or PyTorch runs in a
+subprocess."""
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from fresh_process import run_cli, run_python, tiny_train_command
 
 from keras_simplicial.agents.training.engines import (
     ENGINES,
@@ -284,33 +283,6 @@ def test_the_worked_example_of_a_new_run_argument_covers_every_engine():
         assert f"`{engine.name}`, `{builder}`" in example, engine.name
 
 
-def cli(*args, backend, cwd, without=()):
-    """Runs `keras-simplicial ARGS` on the Keras `backend` (None: Keras's default), in a Python
-    where the modules `without` cannot be imported (as on a machine that lacks them)."""
-    environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    environment.pop("KERAS_BACKEND", None)
-    if backend:
-        environment["KERAS_BACKEND"] = backend
-    script = (
-        "import sys\n"
-        "class Without:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        f"        if name.partition('.')[0] in {tuple(without)!r}:\n"
-        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
-        "sys.meta_path.insert(0, Without())\n"
-        "from keras_simplicial_cli import main\n"
-        "sys.exit(main(sys.argv[1:]))\n"
-    )
-    return subprocess.run(
-        [sys.executable, "-c", script, *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=environment,
-        cwd=cwd,
-    )
-
-
 def test_a_run_trained_on_tensorflow_resumes_on_jax_without_tensorflow_or_ray(tmp_path):
     import keras
 
@@ -332,13 +304,99 @@ def test_a_run_trained_on_tensorflow_resumes_on_jax_without_tensorflow_or_ray(tm
     assert "greedy_win_rate" in record and (best / "manifest.json").is_file()
 
     # As on a lent GPU machine: JAX, and neither TensorFlow nor Ray.
-    resumed = cli(
+    resumed = run_cli(
         "train", "--resume", "--out", "run", "--stop-timesteps", "240", "--check-episodes", "2",
         "--progress", "none", backend="jax", cwd=tmp_path, without=("tensorflow", "ray"),
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-3000:]
     assert "Resumed from" in resumed.stdout and "Keras on jax" in resumed.stdout
     assert [int(row["timesteps"]) for row in run.read_metrics()] == [80, 160, 240]
+
+
+def test_a_run_trained_on_torch_without_tensorflow_or_ray_resumes_on_tensorflow(tmp_path):
+    from keras_simplicial.agents.training.keras_engine import read_engine_state
+    from keras_simplicial.agents.training.train import train
+
+    train_command = tiny_train_command(
+        "--engine", "keras", "--model-config", json.dumps(TINY["model_overrides"]),
+        config=TINY["overrides"],
+    )  # fmt: skip
+    trained = run_cli(
+        *train_command, "--stop-timesteps", "160", backend="torch", cwd=tmp_path,
+        without=("tensorflow", "ray"),
+    )  # fmt: skip
+    assert trained.returncode == 0, trained.stdout[-2000:] + trained.stderr[-3000:]
+    assert "Keras on torch" in trained.stdout
+    run = RunDirectory(tmp_path / "run")
+    rows = run.read_metrics()
+    assert [int(row["timesteps"]) for row in rows] == [80, 160]
+    for name in ("policy_loss", "vf_loss", "entropy", "grad_gnorm", "grad_norm/mlp_heads"):
+        assert all(np.isfinite(float(row[name])) for row in rows), name
+    best, record = run.best_checkpoint()
+    assert "greedy_win_rate" in record and read_engine_state(best)["backend"] == "torch"
+
+    summary = train(out=tmp_path / "run", resume=True, stop_timesteps=240, progress="none",
+                    check_episodes=2)  # fmt: skip
+    assert summary.timesteps == 240
+    assert [int(row["timesteps"]) for row in run.read_metrics()] == [80, 160, 240]
+
+
+TORCH_LEARNS_ON_THE_SAVED_BATCH = """
+import json, sys
+from pathlib import Path
+import keras
+import numpy as np
+from keras_simplicial.agents.training.keras_engine import KerasIMPALA
+from keras_simplicial.agents.training.run_arguments import RunArguments
+assert keras.backend.backend() == "torch"
+folder = Path(sys.argv[1])
+engine = KerasIMPALA(RunArguments.read(folder / "run.json")).restore(folder / "checkpoint")
+with np.load(folder / "batch.npz") as saved:
+    batch = dict(saved)
+stats = engine.learner.learn(batch, 1e-2, 0.01)
+np.savez(folder / "updated.npz", *engine.model.get_weights())
+(folder / "stats.json").write_text(json.dumps(stats))
+"""
+
+
+def test_the_torch_learner_step_is_the_tensorflow_one_on_the_same_weights_and_batch(tmp_path):
+    from keras_simplicial.agents.training.keras_engine import KerasIMPALA
+    from keras_simplicial.agents.training.presets import CLIP_EACH_VARIABLE
+
+    # Masked moves and a global norm clipped at 1 (the gradient's is about 10): every branch of
+    # the step, the optimizer's clipping and RMSProp's velocities (one update before) included.
+    overrides = {**TINY["overrides"], "grad_clip": 1.0, CLIP_EACH_VARIABLE: False}
+    arguments = RunArguments.from_preset(
+        "easy", "simplicial", engine="keras", seed=2, mask_blocked_moves=True,
+        **{**TINY, "overrides": overrides},
+    )  # fmt: skip
+    engine = KerasIMPALA(arguments)
+    engine.learn(engine.act())
+    batch = engine.act()
+    arguments.write(tmp_path / "run.json")
+    engine.save(tmp_path / "checkpoint")
+    np.savez(tmp_path / "batch.npz", **batch)
+    done = run_python(TORCH_LEARNS_ON_THE_SAVED_BATCH, str(tmp_path), backend="torch")
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    before = engine.model.get_weights()
+    ours = engine.learner.learn(batch, 1e-2, 0.01)
+    theirs = json.loads((tmp_path / "stats.json").read_text())
+    assert set(theirs) == set(ours)
+    for name, value in ours.items():
+        assert theirs[name] == pytest.approx(value, rel=1e-4, abs=1e-6), name
+    assert ours["grad_gnorm"] == pytest.approx(1.0)  # clipped
+    with np.load(tmp_path / "updated.npz") as saved:
+        updated = [saved[f"arr_{index}"] for index in range(len(saved.files))]
+    moved = 0.0
+    for start, tensorflow_weights, torch_weights in zip(
+        before, engine.model.get_weights(), updated, strict=True
+    ):
+        np.testing.assert_allclose(
+            torch_weights - start, tensorflow_weights - start, rtol=1e-3, atol=1e-6
+        )
+        moved = max(moved, float(np.abs(tensorflow_weights - start).max()))
+    assert moved > 1e-3  # the update is far above the tolerance
 
 
 JAX_FORWARD_FOLLOWS_THE_WEIGHTS = """
@@ -360,45 +418,17 @@ assert not np.allclose(before, after) and np.allclose(after, 0), (before, after)
 def test_the_greedy_checks_forward_on_jax_follows_the_weights_set():
     # Each checkpoint's greedy check sets its weights into one model: a compiled forward pass
     # that took the first weights as constants would score every checkpoint alike.
-    environment = {**os.environ, "KERAS_BACKEND": "jax", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    result = subprocess.run(
-        [sys.executable, "-c", JAX_FORWARD_FOLLOWS_THE_WEIGHTS],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=environment,
-    )
+    result = run_python(JAX_FORWARD_FOLLOWS_THE_WEIGHTS, backend="jax")
     assert result.returncode == 0, result.stderr[-3000:]
 
 
 @pytest.mark.slow  # two fresh interpreters that load TensorFlow: about a minute on 2 cores
 def test_the_command_line_trains_on_tensorflow_and_resumes_on_jax(tmp_path):
-    train = [
-        "train",
-        "--preset",
-        "easy",
-        "--agent",
-        "relational",
-        "--engine",
-        "keras",
-        "--num-envs",
-        "8",
-        "--config",
-        json.dumps(TINY["overrides"]),
-        "--model-config",
-        json.dumps(TINY["model_overrides"]),
-        "--checkpoint-every",
-        "2",
-        "--check-episodes",
-        "4",
-        "--progress",
-        "plain",
-        "--seed",
-        "1",
-        "--out",
-        "run",
-    ]
-    first = cli(*train, "--stop-timesteps", "160", backend=None, cwd=tmp_path)
+    train = tiny_train_command(
+        "--engine", "keras", "--model-config", json.dumps(TINY["model_overrides"]),
+        config=TINY["overrides"],
+    )  # fmt: skip
+    first = run_cli(*train, "--stop-timesteps", "160", cwd=tmp_path)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-3000:]
     assert "Keras on tensorflow; no Ray" in first.stdout
     run = RunDirectory(tmp_path / "run")
@@ -407,13 +437,13 @@ def test_the_command_line_trains_on_tensorflow_and_resumes_on_jax(tmp_path):
     assert [int(row["timesteps"]) for row in rows] == [80, 160]
     assert rows[-1]["policy_loss"] and rows[-1]["lr"]
 
-    second = cli(
+    second = run_cli(
         "train", "--resume", "--out", "run", "--stop-timesteps", "240", "--check-episodes", "4",
         backend="jax", cwd=tmp_path,
     )  # fmt: skip
     assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-3000:]
     assert "Resumed from" in second.stdout and "Keras on jax" in second.stdout
     assert [int(row["timesteps"]) for row in run.read_metrics()] == [80, 160, 240]
-    evaluated = cli("evaluate", "run", "--episodes", "4", backend=None, cwd=tmp_path)
+    evaluated = run_cli("evaluate", "run", "--episodes", "4", cwd=tmp_path)
     assert evaluated.returncode == 0, evaluated.stderr[-3000:]
     assert json.loads(run.evaluation_file.read_text())["overall"]["episodes"] == 4
