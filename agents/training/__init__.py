@@ -8,6 +8,7 @@ torch_learner.py       KerasAgentIMPALALearner: the new stack's Learner with Tab
 new_stack.py           a new-stack algorithm's results and counters in the old stack's terms
 rllib_envs.py          the env ids for RLlib, and the batched core as an RLlib VectorEnv
 batched_env_runner.py  BatchedEnvRunner: an env runner stepping all its boards as one batch
+board_episodes.py      BoardEpisodes: each board's episode so far, and what an ended one reports
 metrics.py             win rates from every episode, and the metrics row of an iteration
 diagnostics.py         gradient norms per model part and attention health
 run_directory.py       RunDirectory: run.json, metrics.csv, events, checkpoints, plots

@@ -27,7 +27,8 @@ forward pass reads in the learner; here the same mask is applied before sampling
 logits V-trace reads (`ACTION_DIST_INPUTS`) are the masked ones too.
 
 Episode metrics are computed from the core's arrays, not by callbacks: every finished episode
-reports its return, length and `episode_metrics` (win, per puzzle type, why it ended), the
+reports its return, length and `episode_metrics` (`board_episodes.BoardEpisodes`: win, per puzzle
+type, why it ended), the
 metrics `WinRateCallbacks` gives RLlib's sampler, so results, CSVs and plots read the same.
 Per-step timings land in `result["env_runners"]["sampler_perf"]` under RLlib's own names
 (`mean_env_wait_ms`, `mean_inference_ms`, `mean_action_processing_ms`,
@@ -44,9 +45,8 @@ from ray.rllib.policy.sample_batch import DEFAULT_POLICY_ID, SampleBatch
 
 from keras_simplicial.agents.model.rllib_model import ALLOWED_MOVES
 from keras_simplicial.agents.rollout import mask_logits, sample_actions
-from keras_simplicial.agents.training.metrics import episode_metrics
+from keras_simplicial.agents.training.board_episodes import BoardEpisodes
 from keras_simplicial.agents.training.rllib_envs import BoxWorldRLlibVectorEnv
-from keras_simplicial.envs import OUTCOMES
 
 # Seeds of board i of env runner w: RLlib's per-env rule (`worker * 1000 + vector_index + seed`),
 # so that both paths start from the same puzzles.
@@ -83,8 +83,7 @@ class BatchedEnvRunner(RolloutWorker):
         )
         self.env.vector_reset(seeds=seeds)
         self._rng = np.random.default_rng(None if self.seed is None else self.seed + 7919)
-        self._episode_return = np.zeros(num_boards, np.float64)
-        self._episode_length = np.zeros(num_boards, np.int64)
+        self._board_episodes = BoardEpisodes(self.core)
         self._episode_id = self._new_episode_ids(num_boards)
         self._next_unroll_id = 0
         self._pending = None  # (logits, values) of the current observations
@@ -143,7 +142,7 @@ class BatchedEnvRunner(RolloutWorker):
                 logits[t] = mask_logits(logits[t], allowed[t])
             actions[t], logp[t] = self._choose(logits[t], self.config.explore)
             episode_ids[t] = self._episode_id
-            steps[t] = self._episode_length
+            steps[t] = self._board_episodes.lengths
             after_actions = time.perf_counter()
             timings["action_processing"] += after_actions - started
 
@@ -202,28 +201,18 @@ class BatchedEnvRunner(RolloutWorker):
         return sample_actions(logits, self._rng, explore)
 
     def _end_episodes(self, reward, done):
-        """Accumulates returns; reports and resets the boards whose episode ended this step."""
-        self._episode_return += reward
-        self._episode_length += 1
-        ended = np.flatnonzero(done)
-        if not ended.size:
-            return
-        core = self.core
-        for board, won, puzzle_type, ended_by in zip(
-            ended, core.is_success[ended], core.puzzle_type[ended], core.ended_by[ended]
-        ):
+        """Counts one step; reports and resets the boards whose episode ended this step."""
+        ended, reports = self._board_episodes.step(reward, done)
+        for episode_return, episode_length, metrics in reports:
             self._metrics.append(
                 RolloutMetrics(
-                    episode_length=int(self._episode_length[board]),
-                    episode_reward=float(self._episode_return[board]),
-                    custom_metrics=episode_metrics(won, puzzle_type, OUTCOMES[ended_by]),
+                    episode_length=episode_length,
+                    episode_reward=episode_return,
+                    custom_metrics=metrics,
                     perf_stats=dict(self._timings),
                 )
             )
-        self._episode_return[ended] = 0.0
-        self._episode_length[ended] = 0
         self._episode_id[ended] = self._new_episode_ids(ended.size)
-        core.reset_boards(ended)
 
     def _new_episode_ids(self, count):
         return np.random.randint(0, np.iinfo(np.int64).max, size=count, dtype=np.int64)

@@ -45,15 +45,14 @@ import numpy as np
 
 from keras_simplicial.agents.ranges import check_ranges
 from keras_simplicial.agents.rollout import BLOCKED_MOVE_LOGIT, mask_logits, sample_actions
+from keras_simplicial.agents.training.board_episodes import BoardEpisodes
 from keras_simplicial.agents.training.curve import SMOOTHING_EPISODES
-from keras_simplicial.agents.training.metric_rows import episode_metrics
 from keras_simplicial.agents.training.presets import (
     CLIP_EACH_VARIABLE,
     CONFIG_RANGES,
     PAPER_IMPALA_HYPERPARAMETERS,
 )
 from keras_simplicial.agents.training.run_arguments import RunArguments
-from keras_simplicial.envs import OUTCOMES
 
 #: The IMPALA settings the engine reads (RLlib's names), with what a run trains with unless its
 #: overrides say otherwise: Table 1, and RLlib's IMPALA defaults for the others.
@@ -475,9 +474,7 @@ class KerasIMPALA:
         self._reset_episodes()
 
     def _reset_episodes(self):
-        boards = self.core.num_boards
-        self._episode_return = np.zeros(boards, np.float64)
-        self._episode_length = np.zeros(boards, np.int64)
+        self._board_episodes = BoardEpisodes(self.core)
         self._ended_this_iteration = 0
         self._pending = None  # (logits, values) of the current observations
 
@@ -525,28 +522,9 @@ class KerasIMPALA:
         return batch
 
     def _end_episodes(self, reward, done):
-        self._episode_return += reward
-        self._episode_length += 1
-        ended = np.flatnonzero(done)
-        if not ended.size:
-            return
-        core = self.core
-        for board in ended:
-            self._episodes.append(
-                (
-                    float(self._episode_return[board]),
-                    int(self._episode_length[board]),
-                    episode_metrics(
-                        core.is_success[board],
-                        core.puzzle_type[board],
-                        OUTCOMES[core.ended_by[board]],
-                    ),
-                )
-            )
+        ended, reports = self._board_episodes.step(reward, done)
+        self._episodes.extend(reports)
         self._ended_this_iteration += ended.size
-        self._episode_return[ended] = 0.0
-        self._episode_length[ended] = 0
-        core.reset_boards(ended)
 
     # -- learning -----------------------------------------------------------------------------
     def learn(self, batch):

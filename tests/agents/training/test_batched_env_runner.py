@@ -93,7 +93,7 @@ def test_each_board_is_one_contiguous_trajectory_that_the_env_replays(algorithm)
     seeds = [runner.worker_index * 1000 + i + runner.seed for i in range(BOARDS)]
     runner.env.vector_reset(seeds=seeds)
     runner._pending = None
-    runner._episode_length[:] = 0
+    runner._board_episodes.lengths[:] = 0
     batch = runner.sample().policy_batches["default_policy"]
     ended = 0
     for board in range(BOARDS):
