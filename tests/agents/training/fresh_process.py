@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 
-
 # The finders of the interpreter, asked in turn but for the modules named: for those
 # `importlib.util.find_spec` returns None and an import raises ModuleNotFoundError, and they stay
 # out of `sys.modules` (Keras and PyTorch probe both).
@@ -39,7 +38,8 @@ sys.meta_path[:] = [Without(list(sys.meta_path))]
 def run_python(code, *args, backend=None, without=(), cwd=None, timeout=600):
     """Runs `code` (as `python -c`, with `args` in `sys.argv[1:]`) in a fresh interpreter, Keras
     on `backend` (None: KERAS_BACKEND unset, Keras's default or the command's own choice), where
-    the modules `without` are not installed (`WITHOUT`), as on a machine that lacks them. Returns the `CompletedProcess` (text)."""
+    the modules `without` are not installed (`WITHOUT`), as on a machine that lacks them.
+    Returns the `CompletedProcess` (text)."""
     environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
     environment.pop("KERAS_BACKEND", None)
     if backend:

@@ -6,30 +6,16 @@ Keras chooses its backend once per process: what runs Keras on PyTorch runs in a
 
 import json
 import os
-import subprocess
-import sys
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from fresh_process import run_cli, run_python, tiny_train_command  # noqa: E402
 
 from keras_simplicial.agents.training.presets import CLIP_EACH_VARIABLE  # noqa: E402
 from keras_simplicial.agents.training.run_arguments import RunArguments  # noqa: E402
 from keras_simplicial.agents.training.run_directory import RunDirectory  # noqa: E402
-
-TORCH_ENV = {**os.environ, "KERAS_BACKEND": "torch", "TF_CPP_MIN_LOG_LEVEL": "3"}
-
-
-def cli(*args, env=None, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "keras_simplicial_cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        cwd=cwd,
-    )
 
 
 def test_the_stack_is_a_run_argument_and_the_old_one_stays_the_default(tmp_path):
@@ -242,31 +228,11 @@ def test_vtrace_bootstraps_an_unfinished_chunk_from_the_value_after_it():
 def test_a_new_stack_run_trains_resumes_and_evaluates_from_the_command_line(tmp_path):
     # `--out` relative to the working directory: RLlib's new-stack save took it for a URI.
     out = tmp_path / "run"
-    train = [
-        "train",
-        "--preset",
-        "easy",
-        "--agent",
-        "relational",
-        "--api-stack",
-        "new",
-        "--num-envs",
-        "8",
-        "--config",
-        json.dumps({"train_batch_size": 80, "min_time_s_per_iteration": 0}),
-        "--checkpoint-every",
-        "2",
-        "--check-episodes",
-        "4",
-        "--progress",
-        "plain",
-        "--seed",
-        "1",
-        "--out",
-        "run",
-    ]
+    train = tiny_train_command(
+        "--api-stack", "new", config={"train_batch_size": 80, "min_time_s_per_iteration": 0}
+    )
     # The command line sets KERAS_BACKEND itself (os.environ's, without it, is passed on).
-    first = cli(*train, "--stop-timesteps", "300", cwd=tmp_path)
+    first = run_cli(*train, "--stop-timesteps", "300", cwd=tmp_path)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-3000:]
     assert "steps/s (sampling" in first.stdout  # the progress line of the old stack
     run = RunDirectory(out)
@@ -288,7 +254,7 @@ def test_a_new_stack_run_trains_resumes_and_evaluates_from_the_command_line(tmp_
     assert "greedy_win_rate" in record and (best / "manifest.json").is_file()
     steps = int(rows[-1]["timesteps"])
 
-    second = cli(
+    second = run_cli(
         *train[:-2], "--resume", "--out", "run", "--stop-timesteps", str(steps + 1), cwd=tmp_path
     )
     assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-3000:]
@@ -298,7 +264,7 @@ def test_a_new_stack_run_trains_resumes_and_evaluates_from_the_command_line(tmp_
     assert int(run.read_metrics()[-1]["timesteps"]) > steps
 
     # `evaluate` runs Keras on TensorFlow and loads the module's Keras weights.
-    evaluated = cli("evaluate", str(out), "--episodes", "4")
+    evaluated = run_cli("evaluate", str(out), "--episodes", "4")
     assert evaluated.returncode == 0, evaluated.stderr[-3000:]
     assert json.loads(run.evaluation_file.read_text())["overall"]["episodes"] == 4
 
@@ -340,13 +306,7 @@ print("ok")
 
 @pytest.mark.slow
 def test_rllib_restarts_a_killed_env_runner_and_training_goes_on():
-    done = subprocess.run(
-        [sys.executable, "-c", KILL_AN_ENV_RUNNER],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=TORCH_ENV,
-    )
+    done = run_python(KILL_AN_ENV_RUNNER, backend="torch")
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), (
         done.stdout[-2000:] + done.stderr[-3000:]
     )
