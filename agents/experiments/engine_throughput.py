@@ -58,14 +58,7 @@ def engine_figures(arguments, seconds, repeats=10):
 
     settings, boards = engine.settings, engine.core.num_boards
     size = int(settings["train_batch_size"])
-    per_update = size // int(settings["rollout_fragment_length"])
-    part = {
-        name: value[:per_update] if name == "bootstrap_value" else value[:, :per_update]
-        for name, value in batch.items()
-    }
-    observations = engine.core.obs.copy()
-    learn_s = _median_seconds(lambda: engine.learner.learn(part, 1e-4, 0.01), repeats)
-    act_s = _median_seconds(lambda: engine.learner.act(observations), repeats)
+    learn_s, act_s = model_step_seconds(engine, batch, repeats)
     per_frame = int(settings["num_epochs"]) * learn_s / size + act_s / boards
 
     rng = np.random.default_rng(0)
@@ -91,6 +84,24 @@ def engine_figures(arguments, seconds, repeats=10):
         "act_ms": 1e3 * act_s,
         "limit_frames_per_s": 1.0 / per_frame,
     }
+
+
+def model_step_seconds(engine, batch, repeats):
+    """(t_learn, t_act) of a `KerasIMPALA` engine's learner step, each the median of `repeats`
+    after one untimed call: t_learn one learner step (forward, backward and the optimizer) on the
+    first train batch of `batch` (`engine.act()`'s), t_act one acting forward pass of all its
+    boards."""
+    per_update = int(engine.settings["train_batch_size"]) // int(
+        engine.settings["rollout_fragment_length"]
+    )
+    part = {
+        name: value[:per_update] if name == "bootstrap_value" else value[:, :per_update]
+        for name, value in batch.items()
+    }
+    observations = engine.core.obs.copy()
+    learn_s = _median_seconds(lambda: engine.learner.learn(part, 1e-4, 0.01), repeats)
+    act_s = _median_seconds(lambda: engine.learner.act(observations), repeats)
+    return learn_s, act_s
 
 
 def pack_run(run_dir, archive):

@@ -15,8 +15,8 @@ Three engines train the same agents (`build_agent_model`), presets and `RunArgum
 - `rllib-new`: IMPALA on RLlib's new API stack (`impala_torch.torch_impala_config`), Keras on
   PyTorch;
 - `keras`: one process, no Ray (`keras_engine.KerasIMPALA`): the batched environment acts, then one
-  learner step per train batch, on the process's Keras backend (TensorFlow by default; JAX or
-  PyTorch on a GPU).
+  learner step per train batch, on the process's Keras backend (TensorFlow by default, JAX on a
+  GPU, or PyTorch).
 
 Each record names its functions as "module:attribute" strings, imported when first used: this
 module imports nothing of the package, so the run's arguments and the command line's parser read
@@ -149,7 +149,7 @@ ENGINES = {
         Engine(
             name="keras",
             description="IMPALA in one process without Ray, on the process's Keras backend "
-            "(TensorFlow by default; JAX or PyTorch on a GPU)",
+            "(TensorFlow by default, JAX on a GPU, or PyTorch)",
             keras_backend=None,
             requires=("keras", "gymnasium"),
             install="pip install keras gymnasium, and the backend: tensorflow, "
