@@ -130,9 +130,18 @@ class Learner:
         return [np.asarray(v) for v in self.optimizer.variables]
 
     def load(self, directory):
-        """Weights and optimiser state saved by `save`."""
+        """Weights and optimiser state saved by `save`. A finished run committed without them
+        (a study keeps its models, history and episodes, not what only a resume needs) says so."""
         import keras
 
+        missing = [n for n in ("policy.keras", "optimizer.npz") if not (directory / n).is_file()]
+        if missing:
+            raise FileNotFoundError(
+                f"{directory} holds no {' or '.join(missing)}: the run cannot resume. A finished "
+                "run committed with a study keeps only its models and history; git's history has "
+                f"the state it was trained with (`git log --diff-filter=D -- {directory}`, then "
+                "`git checkout <commit>^ -- <path>`)."
+            )
         saved = keras.models.load_model(directory / "policy.keras", compile=False)
         self.model.set_weights(saved.get_weights())
         with np.load(directory / "optimizer.npz") as values:

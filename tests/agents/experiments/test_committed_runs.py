@@ -4,8 +4,8 @@ under way) their latest and best checkpoints intact, so `--resume` goes on from 
 finished run, kept without RLlib's checkpoints) the policy of each checkpoint it holds probe
 results of, exported as Keras weights, so that the probes (and the figures and diagnoses of the
 best checkpoints) can be made again; and (slow) the policies they keep load with a model for the
-board they trained on. The same for the DAgger runs (`keras-simplicial dagger`): settings,
-resumable state and models."""
+board they trained on. The same for the DAgger runs (`keras-simplicial dagger`, finished): settings,
+history, labelled episodes and models."""
 
 import json
 from pathlib import Path
@@ -135,7 +135,9 @@ def test_the_policies_a_committed_run_keeps_load_for_its_board(run_dir):
 
 
 @pytest.mark.parametrize("run_dir", DAGGER_RUNS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_a_committed_dagger_run_would_resume_and_its_models_load(run_dir):
+def test_a_committed_dagger_run_keeps_its_history_episodes_and_models(run_dir):
+    """The study has ended: its runs keep their models, history and labelled episodes, not the
+    state only a resume needs (optimizer.npz and the state's copy of the model)."""
     from keras_simplicial.agents.imitation.dagger_directory import DaggerDirectory
     from keras_simplicial.agents.training.checkpoints import load_attention_agent
 
@@ -143,8 +145,9 @@ def test_a_committed_dagger_run_would_resume_and_its_models_load(run_dir):
     config = directory.read_config()
     history, state = directory.read_progress()
     assert state is not None and history["rounds"]
-    assert {"policy.keras", "optimizer.npz", "episodes.npz"} <= {
-        path.name for path in directory.state_dir.iterdir()
+    assert {path.name for path in directory.state_dir.iterdir()} == {
+        "episodes.npz",
+        "progress.json",
     }
     with np.load(directory.state_dir / "episodes.npz") as episodes:
         assert int(episodes["lengths"].sum()) == history["rounds"][-1]["labelled_moves"]

@@ -136,6 +136,18 @@ def test_the_command_line_maps_every_flag_to_a_setting(tmp_path):
         parser.parse_args(["dagger", "--out", "r", "--horizon", "0"])
 
 
+def test_a_run_without_its_resumable_state_says_it_cannot_resume(small_run, tmp_path):
+    import shutil
+
+    out, _, _ = small_run
+    copy = tmp_path / "finished"
+    shutil.copytree(out, copy)
+    state = DaggerDirectory(copy).state_dir
+    (state / "optimizer.npz").unlink()
+    with pytest.raises(FileNotFoundError, match="holds no optimizer.npz: the run cannot resume"):
+        run_dagger(DaggerConfig(**SMALL), copy, log=lambda line: None)
+
+
 def test_resume_keeps_the_settings_and_a_new_run_needs_a_free_directory(small_run, capsys):
     import keras_simplicial_cli as cli
 
