@@ -4,6 +4,7 @@ The two nodes are 127.0.0.2 (head) and 127.0.0.3, both on this machine's loopbac
 one CPU each, so the two env runners can only be placed one per node.
 """
 
+import fcntl
 import json
 import os
 import signal
@@ -64,7 +65,16 @@ def wait_for_nodes(address, count, timeout_s=120):
 
 
 @pytest.fixture
-def two_node_cluster(tmp_path):
+def two_node_cluster(tmp_path, tmp_path_factory):
+    # The nodes' addresses are fixed, and so are some of `ray start --head`'s ports (the Ray
+    # client's 10001): on pytest-xdist's workers, one cluster at a time (a lock in the directory
+    # the workers' temporary directories share).
+    with open(tmp_path_factory.getbasetemp().parent / "two_node_cluster.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield from _two_node_cluster(tmp_path)
+
+
+def _two_node_cluster(tmp_path):
     port = free_port(HEAD_IP)
     address = f"{HEAD_IP}:{port}"
     nodes = [
