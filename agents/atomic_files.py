@@ -2,6 +2,8 @@
 
     atomic_write_text("runs/a/checkpoints/latest", "iter_000120\n")
     atomic_write_json("runs/a/evaluation.json", report)
+    with atomic_directory("runs/a/checkpoints/iter_000120") as staging:
+        ...  # write the folder's files into `staging`
 
 The text goes to a temporary name in the same directory, is flushed to the disk, and is renamed
 over the old file (`os.replace` is atomic on POSIX): a crash at any moment leaves the old file or
@@ -9,6 +11,7 @@ the new one. Every file of a run, a report or a cache that a crash could leave h
 written here; nothing else in the package implements it.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -67,4 +70,24 @@ def atomic_copy_file(source, target):
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_directory(target, prefix=None):
+    """Yields a new empty folder beside `target` to write a whole folder into; when the block
+    ends without an error it replaces `target` (an earlier folder of that name is removed first:
+    a reader between the two finds none, never a half-written one), otherwise it is removed.
+    `prefix`: the temporary folder's name prefix (default `.<target name>.`)."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=prefix or f".{target.name}.", dir=target.parent))
+    try:
+        staging.chmod(DIRECTORY_MODE)
+        yield staging
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -23,12 +23,9 @@ checkpoint, keyed by its name (`sweep.checkpoint_key`), stay its results.
 """
 
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
-from keras_simplicial.agents.atomic_files import DIRECTORY_MODE, atomic_write_json
+from keras_simplicial.agents.atomic_files import atomic_directory, atomic_write_json
 from keras_simplicial.agents.training.checkpoint_integrity import write_manifest
 
 POLICY_WEIGHTS = "policy.weights.h5"
@@ -57,20 +54,11 @@ def write_exported_policy(out, model, arguments, record):
     if missing:
         raise ValueError(f"the record of an exported policy lacks {missing}.")
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.exporting-", dir=out.parent))
-    try:
-        staging.chmod(DIRECTORY_MODE)
+    with atomic_directory(out, prefix=f".{out.name}.exporting-") as staging:
         model.save_weights(staging / POLICY_WEIGHTS)
         atomic_write_json(staging / POLICY_RECORD, {key: record[key] for key in RECORD_KEYS})
         arguments.write(staging / RUN_COPY)
         write_manifest(staging)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return out
 
 

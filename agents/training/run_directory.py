@@ -35,11 +35,10 @@ import json
 import os
 import platform
 import shutil
-import tempfile
 from pathlib import Path
 
 from keras_simplicial.agents.atomic_files import (
-    DIRECTORY_MODE,
+    atomic_directory,
     atomic_write_json,
     atomic_write_text,
 )
@@ -121,20 +120,12 @@ class RunDirectory:
                 rate (ties: training win rate); without it, the highest training win rate.
         """
         final = self.checkpoints_dir / f"{CHECKPOINT_PREFIX}{iteration:06d}"
-        staging = Path(tempfile.mkdtemp(prefix=".saving-", dir=self.checkpoints_dir))
-        try:
-            staging.chmod(DIRECTORY_MODE)
+        with atomic_directory(final, prefix=".saving-") as staging:
             # Absolute: the new stack's Algorithm.save takes a relative path for a URI and fails.
             algorithm.save(str(staging.resolve()))
             if self.run_file.is_file():  # the arguments travel with the weights
                 shutil.copyfile(self.run_file, staging / self.run_file.name)
             write_manifest(staging)  # last: the checkpoint is complete
-            if final.exists():
-                shutil.rmtree(final)
-            os.replace(staging, final)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
         atomic_write_text(self.checkpoints_dir / "latest", final.name + "\n")
         candidate = {"checkpoint": final.name, "iteration": int(iteration)}
         candidate["win_rate"] = None if win_rate is None else float(win_rate)

@@ -8,6 +8,7 @@ import shutil
 
 import numpy as np
 import pytest
+from fresh_process import TINY_RUN
 
 import keras_simplicial_cli as cli
 from keras_simplicial.agents.training.checkpoints import (
@@ -28,11 +29,7 @@ from keras_simplicial.agents.training.exported_policy import (
 from keras_simplicial.agents.training.run_arguments import RunArguments
 from keras_simplicial.agents.training.run_directory import RunDirectory
 
-TINY = {
-    "num_envs_per_env_runner": 8,
-    "overrides": {"train_batch_size": 40, "min_time_s_per_iteration": 0},
-    "model_overrides": {"jit_compile": False},
-}
+TINY = TINY_RUN
 
 
 @pytest.fixture(scope="module")

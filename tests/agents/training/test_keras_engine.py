@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 import pytest
-from fresh_process import run_cli, run_python, tiny_train_command
+from fresh_process import TINY_RUN, run_cli, run_python, tiny_train_command
 
 from keras_simplicial.agents.training.engines import (
     ENGINES,
@@ -21,12 +21,7 @@ from keras_simplicial.agents.training.engines import (
 from keras_simplicial.agents.training.run_arguments import RunArguments
 from keras_simplicial.agents.training.run_directory import RunDirectory
 
-# A run small enough to compile and train in seconds: 8 boards, unrolls of 10, no XLA.
-TINY = {
-    "num_envs_per_env_runner": 8,
-    "overrides": {"train_batch_size": 40, "min_time_s_per_iteration": 0},
-    "model_overrides": {"jit_compile": False},
-}
+TINY = TINY_RUN
 
 
 def time_major_inputs(steps=6, boards=4, actions=4, seed=0):

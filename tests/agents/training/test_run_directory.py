@@ -175,3 +175,21 @@ def test_best_checkpoint_of_takes_a_checkpoint_or_a_runs_best(tmp_path):
     assert best_checkpoint_of(tmp_path / "run").name == "iter_000002"
     checkpoint = run.latest_checkpoint()
     assert best_checkpoint_of(checkpoint) == checkpoint
+
+
+def test_a_folder_written_atomically_replaces_the_old_one_whole_or_not_at_all(tmp_path):
+    from keras_simplicial.agents.atomic_files import atomic_directory
+
+    target = tmp_path / "iter_000002"
+    with atomic_directory(target) as staging:
+        (staging / "weights.npz").write_text("first")
+    assert (target / "weights.npz").read_text() == "first"
+    with pytest.raises(RuntimeError, match="crashed"):
+        with atomic_directory(target) as staging:
+            (staging / "weights.npz").write_text("half")
+            raise RuntimeError("crashed while writing")
+    assert (target / "weights.npz").read_text() == "first"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["iter_000002"]
+    with atomic_directory(target) as staging:
+        (staging / "other.json").write_text("{}")
+    assert sorted(path.name for path in target.iterdir()) == ["other.json"]
