@@ -28,8 +28,8 @@ logits V-trace reads (`ACTION_DIST_INPUTS`) are the masked ones too.
 
 Episode metrics are computed from the core's arrays, not by callbacks: every finished episode
 reports its return, length and `episode_metrics` (`board_episodes.BoardEpisodes`: win, per puzzle
-type, why it ended), the
-metrics `WinRateCallbacks` gives RLlib's sampler, so results, CSVs and plots read the same.
+type, why it ended), the metrics `WinRateCallbacks` gives RLlib's sampler, so results, CSVs and
+plots read the same.
 Per-step timings land in `result["env_runners"]["sampler_perf"]` under RLlib's own names
 (`mean_env_wait_ms`, `mean_inference_ms`, `mean_action_processing_ms`,
 `mean_raw_obs_processing_ms`), per step of all boards.

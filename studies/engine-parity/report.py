@@ -50,15 +50,12 @@ def run_table(runs):
     for run in sorted(runs.values(), key=lambda run: (run["agent"], run["seed"])):
         within = run["budget_evaluations"].get(BUDGET)
         best, final = run["evaluations"]["best"], run["evaluations"]["final"]
+        within = f"{within['greedy']['win_rate']:.3f}" if within else "-"
         lines.append(
-            f"| {run['agent']} seed {run['seed']} | {steps(run['steps_to'][LEVEL])} "
-            f"| {within['greedy']['win_rate']:.3f} | {final['greedy']['win_rate']:.3f} "
+            f"| {run['agent']} seed {run['seed']} | {steps(run['steps_to'][LEVEL])} | {within} "
+            f"| {final['greedy']['win_rate']:.3f} "
             f"| {best['greedy']['win_rate']:.3f} / {best['sampled']['win_rate']:.3f} "
             f"| {final['sampled']['win_rate']:.3f} |"
-            if within
-            else f"| {run['agent']} seed {run['seed']} | {steps(run['steps_to'][LEVEL])} "
-            f"| - | {final['greedy']['win_rate']:.3f} | {best['greedy']['win_rate']:.3f} / "
-            f"{best['sampled']['win_rate']:.3f} | {final['sampled']['win_rate']:.3f} |"
         )
     return lines
 
