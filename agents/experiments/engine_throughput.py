@@ -5,14 +5,18 @@ stack) and `benchmarks/engine_gpu.py` (a lent GPU) measure.
     figures = engine_figures(RunArguments.from_preset("paper", "simplicial", engine="keras"),
                              seconds=20)
     figures["frames_per_s"], figures["limit_frames_per_s"], figures["acting_share"]
+    overlap = overlap_figures(arguments, seconds=15, rounds=2)
+    overlap["overlap_over_turns"]
     outcome = train_to_target(arguments, out, target=0.9, seconds=300, archive="run.tar.gz")
 
 Neither imports TensorFlow or Ray: on a lent GPU machine the engine runs Keras on JAX.
 """
 
 import json
+import queue
 import statistics
 import tarfile
+import threading
 import time
 from pathlib import Path
 
@@ -83,6 +87,84 @@ def engine_figures(arguments, seconds, repeats=10):
         "learn_ms": 1e3 * learn_s,
         "act_ms": 1e3 * act_s,
         "limit_frames_per_s": 1.0 / per_frame,
+    }
+
+
+def overlap_figures(arguments, seconds, rounds=2):
+    """Would a second thread that acts while the learner trains make the Keras engine faster?
+    Measures both ways on one engine (the run of `arguments`, engine "keras"), after one
+    compiling iteration, in `rounds` alternating windows of `seconds` each:
+
+    - taking turns (the engine as it runs): act one unroll on every board, then learn on it;
+    - overlapped: a second thread acts the next unroll, with the weights of the moment (at most
+      one unroll behind the learner, the lag an asynchronous IMPALA corrects by V-trace), while
+      the learner trains on the last one; a queue of one unroll between them.
+
+    Returns a dict: `turns_frames_per_s` and `overlap_frames_per_s` (environment steps learnt
+    over wall time, the mean of the rounds), their ratio `overlap_over_turns`, and each round's
+    figures in `rounds`.
+    """
+    from keras_simplicial.agents.training.keras_engine import KerasIMPALA
+
+    engine = KerasIMPALA(arguments)
+    engine.learn(engine.act())  # compiles acting and learning
+
+    def taking_turns():
+        first, started = engine.timesteps, time.perf_counter()
+        while time.perf_counter() - started < float(seconds):
+            engine.learn(engine.act())
+        return (engine.timesteps - first) / (time.perf_counter() - started)
+
+    def overlapped():
+        unrolls, stop, failures = queue.Queue(maxsize=1), threading.Event(), []
+
+        def actor():
+            try:
+                while not stop.is_set():
+                    batch = engine.act()
+                    while not stop.is_set():
+                        try:
+                            unrolls.put(batch, timeout=0.05)
+                            break
+                        except queue.Full:
+                            continue
+            except BaseException as error:  # re-raised by the learner's thread below
+                failures.append(error)
+                stop.set()
+
+        thread = threading.Thread(target=actor, name="engine-actor", daemon=True)
+        learnt, started = 0, time.perf_counter()
+        thread.start()
+        try:
+            while time.perf_counter() - started < float(seconds) and not failures:
+                try:
+                    batch = unrolls.get(timeout=0.05)
+                except queue.Empty:
+                    continue
+                engine.learn(batch)
+                learnt += batch["actions"].size
+        finally:
+            stop.set()
+            thread.join()
+        if failures:
+            raise failures[0]
+        return learnt / (time.perf_counter() - started)
+
+    measured = [
+        {"turns_frames_per_s": taking_turns(), "overlap_frames_per_s": overlapped()}
+        for _ in range(int(rounds))
+    ]
+    engine.env.close()
+    turns = statistics.fmean(r["turns_frames_per_s"] for r in measured)
+    overlap = statistics.fmean(r["overlap_frames_per_s"] for r in measured)
+    return {
+        "agent": arguments.agent,
+        "env": arguments.env,
+        "boards": engine.core.num_boards,
+        "turns_frames_per_s": turns,
+        "overlap_frames_per_s": overlap,
+        "overlap_over_turns": overlap / turns,
+        "rounds": measured,
     }
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from keras_simplicial.agents.experiments.engine_throughput import (
     engine_figures,
+    overlap_figures,
     pack_run,
     train_to_target,
     unpack_run,
@@ -30,6 +31,17 @@ def test_the_engines_frames_per_s_and_where_its_time_goes():
     # The limit: 2 epochs of a 40-step batch and a 4-board acting pass per 40 + 4 frames.
     per_frame = 2 * figures["learn_ms"] / 40 + figures["act_ms"] / 4
     assert figures["limit_frames_per_s"] == pytest.approx(1e3 / per_frame)
+
+
+def test_the_engine_taking_turns_against_acting_in_a_second_thread():
+    arguments = RunArguments.from_preset("easy", "relational", engine="keras", seed=0, **TINY)
+    figures = overlap_figures(arguments, seconds=0.3, rounds=2)
+    assert figures["boards"] == 4 and len(figures["rounds"]) == 2
+    for name in ("turns_frames_per_s", "overlap_frames_per_s"):
+        assert all(r[name] > 0 for r in figures["rounds"])
+        assert figures[name] == pytest.approx(sum(r[name] for r in figures["rounds"]) / 2)
+    ratio = figures["overlap_frames_per_s"] / figures["turns_frames_per_s"]
+    assert figures["overlap_over_turns"] == pytest.approx(ratio)
 
 
 def test_a_run_travels_as_one_archive(tmp_path):

@@ -1,0 +1,79 @@
+"""Should the Keras engine act in a second thread while it learns? Its frames/s taking turns (as
+it runs) against overlapped, for both agents on the presets, in one invocation.
+
+    .venv/bin/python benchmarks/engine_overlap.py [--presets easy bridge-small paper]
+        [--agents relational simplicial] [--seconds 15] [--rounds 2] [--markdown FILE]
+
+For each (preset, agent), with the preset's own recipe and 64 boards, seed 1, Keras on this
+process's backend (TensorFlow unless KERAS_BACKEND says otherwise):
+`experiments.engine_throughput.overlap_figures` compiles one engine, then alternates `--rounds`
+windows of `--seconds` taking turns (act one unroll, then learn on it) and overlapped (a second
+thread acts the next unroll while the learner trains on the last). The ratio compares two figures
+of the same engine, measured back to back. Keep the machine otherwise idle; the wall time is about
+(presets x agents) x (2 x rounds x seconds + 30 s).
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+BOARDS = 64
+
+
+def markdown(results, backend):
+    lines = [
+        f"| preset | agent | taking turns frames/s ({backend}) | overlapped frames/s | "
+        "overlapped / taking turns | each round (turns / overlapped) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        rounds = "; ".join(
+            f"{x['turns_frames_per_s']:,.0f} / {x['overlap_frames_per_s']:,.0f}"
+            for x in r["rounds"]
+        )
+        lines.append(
+            f"| {r['preset']} | {r['agent']} | {r['turns_frames_per_s']:,.0f} | "
+            f"{r['overlap_frames_per_s']:,.0f} | {r['overlap_over_turns']:.2f} | {rounds} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--presets", nargs="+", default=["easy", "bridge-small", "paper"])
+    parser.add_argument("--agents", nargs="+", default=["relational", "simplicial"])
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--markdown", default=None, help="also write the table to this file")
+    parser.add_argument("--json", default=None, help="also write the figures to this file")
+    args = parser.parse_args(argv)
+
+    import keras
+
+    from keras_simplicial.agents.experiments.engine_throughput import overlap_figures
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+
+    backend = keras.backend.backend()
+    results = []
+    for preset in args.presets:
+        for agent in args.agents:
+            arguments = RunArguments.from_preset(
+                preset, agent, engine="keras", seed=1, num_envs_per_env_runner=BOARDS,
+                overrides={"min_time_s_per_iteration": 0},
+            )  # fmt: skip
+            figures = overlap_figures(arguments, args.seconds, args.rounds)
+            results.append({**figures, "preset": preset})
+            print(json.dumps(results[-1]), flush=True)
+    text = markdown(results, backend)
+    print(text)
+    if args.markdown:
+        Path(args.markdown).write_text(text, encoding="utf-8")
+    if args.json:
+        record = {"backend": backend, "boards": BOARDS, "seconds": args.seconds, "results": results}
+        Path(args.json).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
