@@ -463,7 +463,7 @@ def held_keys(args):
 
 # The choices of keras_simplicial.agents.imitation.held_keys_budget (RUNGS, GAINS), repeated so that
 # `--help` loads no TensorFlow (a test keeps them equal).
-HELD_KEYS_RUNGS = ("board", "locks-marked", "gem-locks-only")
+HELD_KEYS_RUNGS = ("board", "locks-marked", "gem-locks-only", "colours-one-hot")
 HELD_KEYS_GAINS = ("zeros", "ones")
 
 
@@ -484,7 +484,8 @@ def held_keys_budget_arguments(parser):
         choices=HELD_KEYS_RUNGS,
         default="board",
         help="the board as the model sees it: the probe itself, the Gem's lock tiles marked in a "
-        "fourth channel, or only the Gem box and its locks shown (board)",
+        "fourth channel, only the Gem box and its locks shown, or those with each colour one "
+        "channel of its own (board)",
     )
     parser.add_argument(
         "--train-size", type=positive_int, default=16_000, help="training states (16000)"
@@ -503,6 +504,9 @@ def held_keys_budget_arguments(parser):
         type=float,
         default=0.9,
         help="held-out-pair accuracy that ends the run: the endpoint (0.9)",
+    )
+    parser.add_argument(
+        "--learning-rate", type=float, default=3e-4, help="Adam's fixed learning rate (3e-4)"
     )
     parser.add_argument("--seed", type=int, default=0, help="pairs held out, states, model")
     parser.add_argument("--data", default=None, help="folder caching the states of a seed")
@@ -526,6 +530,7 @@ def held_keys_budget(args):
         eval_every=args.eval_every,
         test_size=args.test_size,
         target=args.target,
+        learning_rate=args.learning_rate,
         seed=args.seed,
     )
     record = train_budget(

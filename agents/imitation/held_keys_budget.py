@@ -18,8 +18,10 @@ batch), or "censored" at the cap. Training stops at the endpoint.
   any point continues from its last evaluation as if never stopped.
 - The ladder (`RUNGS`): the same states and labels with the board made easier, to find what stops
   a model that does not learn the conjunction from the board: "board" (the probe itself),
-  "locks-marked" (a fourth input channel marks the Gem box's two lock tiles) and "gem-locks-only"
-  (every board cell but the Gem box's tiles and its two lock tiles drawn as floor).
+  "locks-marked" (a fourth input channel marks the Gem box's two lock tiles), "gem-locks-only"
+  (every board cell but the Gem box's tiles and its two lock tiles drawn as floor) and
+  "colours-one-hot" (gem-locks-only with each cell's colour given as one channel of its own instead
+  of RGB: whether two tiles have the same colour is then one dot product).
 """
 
 import dataclasses
@@ -34,14 +36,21 @@ import numpy as np
 
 from keras_simplicial.agents.atomic_files import atomic_write_json
 from keras_simplicial.agents.imitation.held_keys import held_keys_states, held_out_pairs
-from keras_simplicial.envs.palette import FLOOR_RGB, GEM_RGB
+from keras_simplicial.envs.palette import (
+    EMPTY_SLOT_RGB,
+    FLOOR_RGB,
+    GEM_RGB,
+    PLAYER_RGB,
+    make_palette,
+)
 
-RUNGS = ("board", "locks-marked", "gem-locks-only")
+RUNGS = ("board", "locks-marked", "gem-locks-only", "colours-one-hot")
 AGENTS = ("relational", "simplicial")
 GAINS = ("zeros", "ones")  # simplicial_gain_initializer: the agents' default, the paper's block
 CHECKPOINT = "checkpoint"
 RECORD = "run.json"
 CHECK_SIZE = 2_048  # training states on which the loss and training accuracy are measured
+DEFAULT_LEARNING_RATE = 3e-4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +66,7 @@ class BudgetRun:
     train_size: int = 16_000
     max_updates: int = 100_000
     batch_size: int = 64
-    learning_rate: float = 3e-4
+    learning_rate: float = DEFAULT_LEARNING_RATE
     eval_every: int = 500
     test_size: int = 1_000
     target: float = 0.9
@@ -96,7 +105,11 @@ class BudgetRun:
 
     @property
     def name(self):
-        return f"{self.model}--{self.rung}--n{self.train_size}--seed{self.seed}"
+        """The run's folder name; a learning rate other than the default is part of it."""
+        name = f"{self.model}--{self.rung}--n{self.train_size}--seed{self.seed}"
+        if self.learning_rate != DEFAULT_LEARNING_RATE:
+            name += f"--lr{self.learning_rate:g}"
+        return name
 
     def model_overrides(self):
         return {} if self.gain is None else {"simplicial_gain_initializer": self.gain}
@@ -139,12 +152,14 @@ def _num_colours(env_id, env_config):
     return make_vector_env(env_id, 1, env_config).core.config.num_colours
 
 
-def ladder_view(observations, rung):
+def ladder_view(observations, rung, num_colours=None):
     """The observations [n, R, C+1, 3] as `rung` shows them (the last column is the inventory).
 
     "board": unchanged. "locks-marked": a fourth channel, 255 on the Gem box's lock tiles (the
     tile right of each Gem tile) and 0 elsewhere. "gem-locks-only": every board cell but the Gem
-    tiles and their lock tiles drawn as floor (the inventory kept)."""
+    tiles and their lock tiles drawn as floor (the inventory kept). "colours-one-hot": the
+    gem-locks-only view [n, R, C+1, 4 + num_colours], each cell 255 in the channel of its colour
+    (`colour_channels`) and 0 in the others; `num_colours` is the environment's."""
     if rung not in RUNGS:
         raise ValueError(f"rung must be one of {RUNGS}, got {rung!r}.")
     if rung == "board":
@@ -160,7 +175,33 @@ def ladder_view(observations, rung):
     shown = observations.copy()
     hidden = ~(gem | locks)
     shown[:, :, :-1][hidden] = np.asarray(FLOOR_RGB, observations.dtype)
+    if rung == "colours-one-hot":
+        if num_colours is None:
+            raise ValueError('ladder_view needs num_colours for the rung "colours-one-hot".')
+        return one_hot_colours(shown, num_colours)
     return shown
+
+
+def colour_channels(num_colours):
+    """The RGB of each channel of the one-hot view, in order: floor, player, empty inventory
+    slot, Gem, then the `num_colours` key and lock colours of the palette."""
+    fixed = np.asarray([FLOOR_RGB, PLAYER_RGB, EMPTY_SLOT_RGB, GEM_RGB], np.uint8)
+    return np.concatenate([fixed, np.asarray(make_palette(num_colours), np.uint8)])
+
+
+def one_hot_colours(observations, num_colours):
+    """Observations [n, R, C+1, 3] as [n, R, C+1, 4 + num_colours]: 255 in the channel of each
+    cell's colour (`colour_channels`), 0 elsewhere. A cell of no known colour is an error."""
+    channels = colour_channels(num_colours)
+    match = (observations[..., None, :] == channels).all(axis=-1)  # [n, R, C+1, channels]
+    unknown = ~match.any(axis=-1)
+    if unknown.any():
+        colour = tuple(int(v) for v in observations[unknown][0])
+        raise ValueError(
+            f"a cell has the colour {colour}, which is none of the {len(channels)} colours of "
+            f"a board with {num_colours} key colours."
+        )
+    return np.where(match, 255, 0).astype(np.uint8)
 
 
 # -------------------------------------------------------------------------------------- training
@@ -278,6 +319,7 @@ class BudgetTrainer:
                     f"{folder} holds another run ({recorded}); give a new folder for {settings}."
                 )
         preset = PRESETS[run.preset]
+        num_colours = _num_colours(preset["env"], preset["env_config"])
         self.views = {}
         for split, count in (
             ("train", run.train_size),
@@ -285,7 +327,7 @@ class BudgetTrainer:
             ("held-out-pairs", run.test_size),
         ):
             observations, labels = cached_states(run, split, count, data_dir)
-            self.views[split] = (ladder_view(observations, run.rung), labels)
+            self.views[split] = (ladder_view(observations, run.rung, num_colours), labels)
         train_x = self.views["train"][0]
         arguments = RunArguments(
             env=preset["env"], agent=run.agent, model_overrides=run.model_overrides()
@@ -379,7 +421,8 @@ def _write_record(path, run, state):
 
 # ------------------------------------------------------------------------- reading the runs
 FLAT_SHARE = 0.95  # a run left the constant prediction once its training loss is below this x log 2
-LADDER = ("gem-locks-only", "locks-marked", "board")  # the rungs from the easiest
+# The rungs from the easiest: the ladder's reading uses the runs at the default learning rate.
+LADDER = ("colours-one-hot", "gem-locks-only", "locks-marked", "board")
 
 
 def left_constant(record):

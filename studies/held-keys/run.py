@@ -1,15 +1,16 @@
-"""The held-keys probe at its learning budget: the pilot and the ladder of easier probes, trained in
-turns and resumable (studies/held-keys/).
+"""The held-keys probe at its learning budget: the pilot and the ladder of easier probes (its first
+and second stages), trained in turns and resumable (studies/held-keys/).
 
     .venv/bin/python studies/held-keys/run.py --dry-run   # the runs, their state
     .venv/bin/python studies/held-keys/run.py             # train them in turns, resuming
     .venv/bin/python studies/held-keys/report.py          # then the page
 
 Every run is a `BudgetRun` of keras_simplicial.agents.imitation.held_keys_budget, fixed below and
-in pilot-plan.md (written and committed before the runs): its folder results/<run name>/ holds
-run.json (the curve, the endpoint, the provenance) and checkpoint/ (the exact resumable state). The
-runs take turns of `--turn` updates each, so that a campaign stopped at any time has given every
-unfinished run about as many updates; run the script again and every run continues exactly.
+in pilot-plan.md and ladder-plan.md (each written and committed before its runs): its folder
+results/<run name>/ holds run.json (the curve, the endpoint, the provenance) and checkpoint/ (the
+exact resumable state). The runs take turns of `--turn` updates each, so that a campaign stopped
+at any time has given every unfinished run about as many updates; run the script again and every
+run continues exactly.
 """
 
 import argparse
@@ -32,11 +33,19 @@ EVAL_EVERY = 500
 MODELS = (("relational", None), ("simplicial", "zeros"), ("simplicial", "ones"))
 # The rung, its cap of updates: the probe itself, then the ladder's two easier views.
 RUNGS = (("board", 8_000), ("locks-marked", 3_000), ("gem-locks-only", 3_000))
+# ---------------------------------------------------------- fixed by ladder-plan.md (section 3)
+# The second stage: the rung, the learning rate, the cap of updates.
+SECOND_STAGE = (
+    ("colours-one-hot", 3e-4, 4_000),
+    ("gem-locks-only", 1e-3, 4_000),
+    ("gem-locks-only", 3e-5, 4_000),
+)
 
 
 def planned_runs():
     from keras_simplicial.agents.imitation.held_keys_budget import BudgetRun
 
+    stages = [(rung, 3e-4, cap) for rung, cap in RUNGS] + list(SECOND_STAGE)
     return [
         BudgetRun(
             agent=agent,
@@ -44,11 +53,12 @@ def planned_runs():
             rung=rung,
             train_size=TRAIN_SIZE,
             max_updates=cap,
+            learning_rate=learning_rate,
             eval_every=EVAL_EVERY,
             test_size=TEST_SIZE,
             seed=SEED,
         )
-        for rung, cap in RUNGS
+        for rung, learning_rate, cap in stages
         for agent, gain in MODELS
     ]
 

@@ -14,8 +14,10 @@ from keras_simplicial.agents.imitation.held_keys_budget import (  # noqa: E402
     BudgetRun,
     cached_states,
     checkpoint_folder,
+    colour_channels,
     finished,
     ladder_view,
+    one_hot_colours,
     train_budget,
 )
 from keras_simplicial.envs.palette import FLOOR_RGB, GEM_RGB  # noqa: E402
@@ -54,6 +56,20 @@ def test_the_ladder_shows_the_gem_locks_marked_or_alone(tmp_path):
     with pytest.raises(ValueError, match="rung must be one of"):
         ladder_view(observations, "pixels")
 
+    # Each cell's colour as a channel of its own: the gem-locks-only view, one-hot.
+    num_colours = 20  # bridge-medium's
+    one_hot = ladder_view(observations, "colours-one-hot", num_colours)
+    assert one_hot.shape == observations.shape[:-1] + (4 + num_colours,)
+    assert set(np.unique(one_hot)) == {0, 255} and (one_hot.sum(axis=-1) == 255).all()
+    channels = colour_channels(num_colours)
+    assert np.array_equal(channels[one_hot.argmax(axis=-1)], alone)
+    # The board's own colours are all known too (keys, locks, player, floor, the Gem).
+    assert one_hot_colours(observations, num_colours).shape[-1] == 24
+    with pytest.raises(ValueError, match="needs num_colours"):
+        ladder_view(observations, "colours-one-hot")
+    with pytest.raises(ValueError, match=r"the colour \(1, 2, 3\), which is none of"):
+        one_hot_colours(np.full((1, 2, 2, 3), (1, 2, 3), np.uint8), num_colours)
+
 
 def test_bad_runs_are_refused_with_the_accepted_values():
     with pytest.raises(ValueError, match="agent must be one of"):
@@ -67,6 +83,9 @@ def test_bad_runs_are_refused_with_the_accepted_values():
     assert BudgetRun(agent="simplicial", gain="ones").name == (
         "simplicial-gain-ones--board--n16000--seed0"
     )
+    assert BudgetRun(learning_rate=1e-3).name == "relational--board--n16000--seed0--lr0.001"
+    with pytest.raises(ValueError, match="learning_rate > 0"):
+        BudgetRun(learning_rate=0.0)
 
 
 def test_the_endpoint_is_the_first_evaluation_at_the_target_or_censored():
