@@ -10,6 +10,11 @@ the cached evaluations: no training, no checkpoints: `runs_from_files`), applies
 candidate) and writes `results/verdict.json`, `figures/learning_curves.png` (both engines' curves
 on one axis, every seed) and the generated part of `README.md` (between its two markers). Until
 seeds 1-5 of both agents are in, the verdict is "interim" and names the seeds each lacks.
+
+Addendum 2 of the pre-registration (the relational agent on seeds 6-15, both engines, trained by
+`run-relational-seeds.sh` into `results/relational-seeds/<engine>`) is read here too: its table,
+its two tests over seeds 1-15 and its reading go on the page and into
+`results/relational-seeds.json` once a seed of it has finished on both engines.
 """
 
 import argparse
@@ -25,12 +30,20 @@ from keras_simplicial.agents.experiments.stack_parity import (
     parity_verdict,
     runs_from_files,
 )
+from keras_simplicial.agents.experiments.statistics import (
+    SIGNIFICANCE_LEVEL,
+    fisher_exact_one_sided,
+    sampled_one_sided_permutation_p_value,
+)
 
 STUDY = Path(__file__).resolve().parent
 ROOT = STUDY.parents[1]
 CANDIDATE = STUDY / "results" / "keras"
 REFERENCE = ROOT / "benchmarks" / "results" / "stack-parity-rerun" / "old"
 RUN_LENGTH = 600_000  # the pre-registration's run length: a seed that never reaches 0.99 counts so
+MORE_SEEDS = STUDY / "results" / "relational-seeds"  # addendum 2: <engine>/relational-seed<k>
+MORE_SEEDS_PLANNED = tuple(range(6, 16))
+RESAMPLES = 200_000  # addendum 2's random relabellings (seed 0)
 NAMES = ("the old stack", "the Keras engine")
 BEGIN = "<!-- report.py writes from here -->"
 END = "<!-- report.py writes up to here -->"
@@ -79,7 +92,121 @@ def verdict_table(results):
     return lines
 
 
-def render(candidate_runs, results, figure_link):
+def relational_seeds(reference_runs, candidate_runs, more_seeds):
+    """Addendum 2's reading: the relational agent's runs of both engines on seeds 1-15 (1-5 from
+    the main study, 6-15 from `more_seeds`), the stalls and steps to 0.99 of each, and the two
+    pre-registered tests. None before a seed of the addendum has finished on both engines."""
+    engines = {
+        "old": {
+            **reference_runs,
+            **runs_from_files(Path(more_seeds) / "rllib-old", ("relational",)),
+        },
+        "keras": {**candidate_runs, **runs_from_files(Path(more_seeds) / "keras", ("relational",))},
+    }
+    by_seed = {
+        name: {run["seed"]: run for run in runs.values() if run["agent"] == "relational"}
+        for name, runs in engines.items()
+    }
+    added = sorted(set(by_seed["old"]) & set(by_seed["keras"]) & set(MORE_SEEDS_PLANNED))
+    if not added:
+        return None
+    seeds = sorted(set(by_seed["old"]) & set(by_seed["keras"]))
+    steps = {name: [by_seed[name][seed]["steps_to"][LEVEL] for seed in seeds] for name in engines}
+    counted = {name: [RUN_LENGTH if s is None else s for s in steps[name]] for name in engines}
+    stalls = {name: sum(s is None for s in steps[name]) for name in engines}
+    p_later, error = sampled_one_sided_permutation_p_value(
+        counted["keras"], counted["old"], resamples=RESAMPLES, seed=0
+    )
+    p_stalls = fisher_exact_one_sided(stalls["keras"], len(seeds), stalls["old"], len(seeds))
+    missing = [seed for seed in MORE_SEEDS_PLANNED if seed not in added]
+    if missing:
+        reading = "interim: no reading until every seed of 6-15 has finished on both engines"
+    elif min(p_later, p_stalls) < SIGNIFICANCE_LEVEL:
+        reading = "the Keras engine learns the easy preset worse than the old stack (relational)"
+    else:
+        reading = "no evidence that the Keras engine learns worse (relational, 15 + 15 runs)"
+    return {
+        "seeds": seeds,
+        "missing_seeds": missing,
+        "steps_to_0.99": steps,
+        "stalls": stalls,
+        "p_keras_stalls_more": p_stalls,
+        "p_keras_later": p_later,
+        "p_keras_later_standard_error": error,
+        "resamples": RESAMPLES,
+        "reading": reading,
+        "runs": {
+            name: {
+                str(seed): {
+                    "steps_to_0.99": by_seed[name][seed]["steps_to"][LEVEL],
+                    "best_within_500000_greedy": (
+                        by_seed[name][seed]["budget_evaluations"].get(BUDGET) or {}
+                    )
+                    .get("greedy", {})
+                    .get("win_rate"),
+                    "final_greedy": by_seed[name][seed]["evaluations"]["final"]["greedy"][
+                        "win_rate"
+                    ],
+                }
+                for seed in seeds
+            }
+            for name in engines
+        },
+    }
+
+
+def relational_seeds_lines(result):
+    """The page's section for addendum 2."""
+    status = "interim" if result["missing_seeds"] else "final"
+    lines = [
+        f"## Addendum 2: the relational agent on seeds 1-15, both engines ({status})",
+        "",
+        f"Seeds 6-15 as the pre-registration's addendum 2 says; seeds 1-5 are the runs above. "
+        f"{len(result['seeds'])} seeds have finished on both engines"
+        + (
+            f"; still to run: {', '.join(str(s) for s in result['missing_seeds'])}."
+            if result["missing_seeds"]
+            else "."
+        ),
+        "",
+        f"| seed | old stack: steps to {LEVEL} | best within {int(BUDGET):,}, greedy | final, "
+        f"greedy | Keras engine: steps to {LEVEL} | best within {int(BUDGET):,}, greedy | "
+        "final, greedy |",
+        "|---|---|---|---|---|---|---|",
+    ]
+
+    def rate(value):
+        return f"{value:.3f}" if value is not None else "-"
+
+    for seed in result["seeds"]:
+        old, new = result["runs"]["old"][str(seed)], result["runs"]["keras"][str(seed)]
+        lines.append(
+            f"| {seed} | {steps(old['steps_to_0.99'])} | {rate(old['best_within_500000_greedy'])} "
+            f"| {rate(old['final_greedy'])} | {steps(new['steps_to_0.99'])} "
+            f"| {rate(new['best_within_500000_greedy'])} | {rate(new['final_greedy'])} |"
+        )
+    n = len(result["seeds"])
+    old_steps = [RUN_LENGTH if s is None else s for s in result["steps_to_0.99"]["old"]]
+    new_steps = [RUN_LENGTH if s is None else s for s in result["steps_to_0.99"]["keras"]]
+    lines += [
+        "",
+        f"- Stalled (never {LEVEL} within {RUN_LENGTH:,} steps): the old stack "
+        f"{result['stalls']['old']} of {n}, the Keras engine {result['stalls']['keras']} of {n}; "
+        f"Fisher's exact test, one-sided (the Keras engine stalls more): p = "
+        f"{result['p_keras_stalls_more']:.3f}.",
+        f"- Steps to {LEVEL} (a stall counts as {RUN_LENGTH:,}): median "
+        f"{statistics.median(old_steps):,.0f} on the old stack, "
+        f"{statistics.median(new_steps):,.0f} on the Keras engine; the one-sided permutation "
+        f"test (the Keras engine later), from {result['resamples']:,} random relabellings: "
+        f"p = {result['p_keras_later']:.3f} (standard error "
+        f"{result['p_keras_later_standard_error']:.4f}).",
+        f"- Reading (fixed before the runs): **{result['reading']}**.",
+        "",
+    ]
+    return lines
+
+
+def render(candidate_runs, results, figure_link, more_seeds=None):
     complete = all(r["complete"] for r in results.values()) and len(results) == len(AGENTS)
     status = "final" if complete else "interim"
     count = len(candidate_runs)
@@ -100,6 +227,7 @@ def render(candidate_runs, results, figure_link):
         "",
         f"![Training win rate against steps, both engines, every seed]({figure_link})",
         "",
+        *(relational_seeds_lines(more_seeds) if more_seeds else []),
         END,
     ]
     return "\n".join(lines)
@@ -112,6 +240,7 @@ def main(argv=None):
     parser.add_argument("--page", default=str(STUDY / "README.md"))
     parser.add_argument("--figure", default=str(STUDY / "figures" / "learning_curves.png"))
     parser.add_argument("--verdict", default=str(STUDY / "results" / "verdict.json"))
+    parser.add_argument("--more-seeds", default=str(MORE_SEEDS), help="addendum 2's sweeps")
     args = parser.parse_args(argv)
 
     reference = {"runs": runs_from_files(args.reference)}
@@ -120,6 +249,9 @@ def main(argv=None):
         parser.error(f"--candidate {args.candidate} holds no finished run (run.sh trains them).")
     results = parity_verdict(reference, candidate, RUN_LENGTH, names=NAMES)
     atomic_write_json(args.verdict, results, indent=1)
+    more_seeds = relational_seeds(reference["runs"], candidate["runs"], args.more_seeds)
+    if more_seeds is not None:
+        atomic_write_json(Path(args.more_seeds).with_suffix(".json"), more_seeds, indent=1)
 
     from keras_simplicial.agents.analysis.training_curves import plot_training_curves
 
@@ -141,9 +273,13 @@ def main(argv=None):
     figure_link = Path(args.figure).resolve().relative_to(page.resolve().parent).as_posix()
     head, rest = text.split(BEGIN)
     tail = rest.split(END)[1]
-    atomic_write_text(page, head + render(candidate["runs"], results, figure_link) + tail)
+    atomic_write_text(
+        page, head + render(candidate["runs"], results, figure_link, more_seeds) + tail
+    )
     for agent, result in results.items():
         print(f"{agent}: {result['verdict']}")
+    if more_seeds is not None:
+        print(f"relational, seeds 1-15: {more_seeds['reading']}")
     print(f"wrote {args.verdict}, {args.figure} and {page}")
     return 0
 

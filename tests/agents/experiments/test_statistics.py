@@ -7,8 +7,11 @@ from keras_simplicial.agents.experiments.statistics import (
     MIN_RUNS_FOR_BOOTSTRAP,
     compare_seeds,
     first_sustained_step,
+    fisher_exact_one_sided,
     mean_win_rate_between,
+    one_sided_permutation_p_value,
     permutation_p_value,
+    sampled_one_sided_permutation_p_value,
 )
 
 
@@ -81,3 +84,34 @@ def test_a_sustained_level_needs_the_next_window_to_average_it():
     # A run that reached the level too late to average it over a whole window never reached it.
     assert first_sustained_step(steps, wins, 0.9, 700_000) is None
     assert first_sustained_step([], [], 0.9, 200_000) is None
+
+
+def test_the_sampled_permutation_test_estimates_the_exact_one():
+    treated = [600_000, 362_240, 216_960, 195_200, 220_160, 410_000]
+    reference = [405_760, 204_160, 571_520, 184_320, 177_920, 150_000]
+    exact, _ = one_sided_permutation_p_value(treated, reference)
+    p, error = sampled_one_sided_permutation_p_value(treated, reference, resamples=50_000)
+    assert 0 < error < 0.003 and abs(p - exact) < 4 * error
+    # Separated groups: only the observed labelling is as extreme (1 of C(10, 5) = 252).
+    p, _ = sampled_one_sided_permutation_p_value([5, 6, 7, 8, 9], [0, 1, 2, 3, 4], 20_000)
+    assert p == pytest.approx(1 / 252, abs=0.002)
+    assert sampled_one_sided_permutation_p_value([1, 2], [1, 2], 1_000, seed=3) == (
+        sampled_one_sided_permutation_p_value([1, 2], [1, 2], 1_000, seed=3)
+    )
+    with pytest.raises(ValueError, match="need a run each"):
+        sampled_one_sided_permutation_p_value([], [1.0])
+
+
+def test_fisher_s_exact_test_counts_the_tables_at_least_as_lopsided():
+    # 3 of 5 against 0 of 5: C(5,3) C(5,0) / C(10,3) = 10 / 120.
+    assert fisher_exact_one_sided(3, 5, 0, 5) == pytest.approx(10 / 120)
+    assert fisher_exact_one_sided(0, 5, 3, 5) == pytest.approx(1.0)
+    # One stall in 15 against none in 15: half of the ways to place one stall.
+    assert fisher_exact_one_sided(1, 15, 0, 15) == pytest.approx(0.5)
+    # Equal to the exact permutation test on 0/1 outcomes (the same conditional test).
+    a, b = [1, 1, 0, 0, 0], [0, 0, 0, 1, 0]
+    assert fisher_exact_one_sided(2, 5, 1, 5) == pytest.approx(
+        one_sided_permutation_p_value(a, b)[0]
+    )
+    with pytest.raises(ValueError, match="group b needs whole numbers"):
+        fisher_exact_one_sided(1, 5, 6, 5)
