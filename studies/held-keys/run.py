@@ -1,16 +1,16 @@
-"""The held-keys probe at its learning budget: the pilot and the ladder of easier probes (its first
-and second stages), trained in turns and resumable (studies/held-keys/).
+"""The held-keys probe at its learning budget: the pilot, the ladder of easier probes and the
+second pilot, trained in turns and resumable (studies/held-keys/).
 
     .venv/bin/python studies/held-keys/run.py --dry-run   # the runs, their state
     .venv/bin/python studies/held-keys/run.py             # train them in turns, resuming
     .venv/bin/python studies/held-keys/report.py          # then the page
 
 Every run is a `BudgetRun` of keras_simplicial.agents.imitation.held_keys_budget, fixed below and
-in pilot-plan.md and ladder-plan.md (each written and committed before its runs): its folder
-results/<run name>/ holds run.json (the curve, the endpoint, the provenance) and checkpoint/ (the
-exact resumable state). The runs take turns of `--turn` updates each, so that a campaign stopped
-at any time has given every unfinished run about as many updates; run the script again and every
-run continues exactly.
+in pilot-plan.md, ladder-plan.md and second-pilot-plan.md (each written and committed before
+its runs): its folder results/<run name>/ holds run.json (the curve, the endpoint, the
+provenance) and checkpoint/ (the exact resumable state). The runs take turns of `--turn` updates
+each, so that a campaign stopped at any time has given every unfinished run about as many
+updates; run the script again and every run continues exactly.
 """
 
 import argparse
@@ -40,12 +40,19 @@ SECOND_STAGE = (
     ("gem-locks-only", 1e-3, 4_000),
     ("gem-locks-only", 3e-5, 4_000),
 )
+# ------------------------------------------------------ fixed by second-pilot-plan.md (section 2)
+# The third stage: the board at the learning rate that left the flat start.
+THIRD_STAGE = (
+    ("board", 3e-5, 20_000),
+    ("locks-marked", 3e-5, 8_000),
+    ("gem-locks-only", 1e-5, 8_000),
+)
 
 
 def planned_runs():
     from keras_simplicial.agents.imitation.held_keys_budget import BudgetRun
 
-    stages = [(rung, 3e-4, cap) for rung, cap in RUNGS] + list(SECOND_STAGE)
+    stages = [(rung, 3e-4, cap) for rung, cap in RUNGS] + [*SECOND_STAGE, *THIRD_STAGE]
     return [
         BudgetRun(
             agent=agent,

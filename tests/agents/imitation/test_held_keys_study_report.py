@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[3]
 REPORT = ROOT / "studies" / "held-keys" / "report.py"
 
 
-def record(model, rung, losses, accuracies, finished, cap=3):
+def record(model, rung, losses, accuracies, finished, cap=3, learning_rate=3e-4):
     agent, _, gain = model.partition("-gain-")
     curve = [
         {
@@ -40,6 +40,7 @@ def record(model, rung, losses, accuracies, finished, cap=3):
             "rung": rung,
             "seed": 1,
             "max_updates": cap,
+            "learning_rate": learning_rate,
             "batch_size": 64,
             "target": 0.9,
         },
@@ -63,10 +64,13 @@ def test_the_page_gives_the_decision_and_the_first_failing_rung(tmp_path):
         record("relational", "gem-locks-only", [0.69, 0.3, 0.1, 0.05], [0.5, 0.7, 0.95, 0.97], 1),
         record("relational", "locks-marked", [0.69, 0.6, 0.6], [0.5, 0.6, 0.6], finished=False),
         record("simplicial-gain-ones", "gem-locks-only", *flat, finished=True),
+        # The second stage: colours one-hot (the easiest rung), another learning rate.
+        record("simplicial-gain-ones", "colours-one-hot", [0.69, 0.5, 0.2], [0.5, 0.8, 0.92], 1),
+        record("simplicial-gain-ones", "gem-locks-only", [0.69, 0.6], [0.5, 0.6], 1, 2, 1e-3),
     ]
     results = tmp_path / "results"
     for run in runs:
-        folder = results / f"{run['model']}--{run['run']['rung']}"
+        folder = results / f"{run['model']}--{run['run']['rung']}--{run['run']['learning_rate']}"
         folder.mkdir(parents=True)
         (folder / "run.json").write_text(json.dumps(run), encoding="utf-8")
     page, figures = tmp_path / "page" / "README.md", tmp_path / "page" / "figures"
@@ -79,7 +83,7 @@ def test_the_page_gives_the_decision_and_the_first_failing_rung(tmp_path):
     )
     text = page.read_text(encoding="utf-8")
     assert "Rule (pilot-plan.md, section 3), applied to the board runs: **no-go**" in text
-    assert "1 of the 6 runs are unfinished" in text
+    assert "1 of the 8 runs are unfinished" in text
     assert (
         "- relational: fails at **the Gem's lock tiles marked** (locks-marked): it has not "
         "learned it after 2 updates (unfinished) and left the constant prediction there; "
@@ -87,11 +91,20 @@ def test_the_page_gives_the_decision_and_the_first_failing_rung(tmp_path):
     ) in text
     assert (
         "- simplicial-gain-ones: fails at **only the Gem box and its locks** (gem-locks-only): "
-        "it did not learn it within its cap of 3 updates and stayed at the constant prediction"
+        "it did not learn it within its cap of 3 updates and stayed at the constant prediction "
+        "there; learned: colours-one-hot."
     ) in text
     assert (
-        "| gem-locks-only | relational | 3 of 3 | 2 updates (64 examples) | 0.0500 | 0.0500 |"
+        "- simplicial-gain-ones, only the Gem box and its locks (gem-locks-only) at 0.001: did "
+        "not learn it within its cap of 2 updates, and left the constant prediction."
     ) in text
-    assert "| board | simplicial-gain-zeros | 3 of 3 | not reached (censored at 3) |" in text
+    assert "| colours-one-hot | 0.0003 | simplicial-gain-ones | 2 of 3 | 2 updates" in text
+    assert (
+        "| gem-locks-only | 0.0003 | relational | 3 of 3 | 2 updates (64 examples) | 0.0500 | "
+        "0.0500 |"
+    ) in text
+    assert (
+        "| board | 0.0003 | simplicial-gain-zeros | 3 of 3 | not reached (censored at 3) |"
+    ) in text
     assert "abcdef0123 |" in text
     assert (figures / "curves.png").exists() and "](figures/curves.png)" in text
