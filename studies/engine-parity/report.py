@@ -14,7 +14,9 @@ seeds 1-5 of both agents are in, the verdict is "interim" and names the seeds ea
 Addendum 2 of the pre-registration (the relational agent on seeds 6-15, both engines, trained by
 `run-relational-seeds.sh` into `results/relational-seeds/<engine>`) is read here too: its table,
 its two tests over seeds 1-15 and its reading go on the page and into
-`results/relational-seeds.json` once a seed of it has finished on both engines.
+`results/relational-seeds.json` once a seed of it has finished on both engines. So is the
+bridge-small addendum (`run-bridge-small.sh` into `results/bridge-small`, against stage E's runs in
+`benchmarks/results/bridge-small-every-run/stage-e`): its table and its flag per agent.
 """
 
 import argparse
@@ -44,6 +46,13 @@ RUN_LENGTH = 600_000  # the pre-registration's run length: a seed that never rea
 MORE_SEEDS = STUDY / "results" / "relational-seeds"  # addendum 2: <engine>/relational-seed<k>
 MORE_SEEDS_PLANNED = tuple(range(6, 16))
 RESAMPLES = 200_000  # addendum 2's random relabellings (seed 0)
+BRIDGE_SMALL = STUDY / "results" / "bridge-small"  # the bridge-small addendum's runs
+STAGE_E = ROOT / "benchmarks" / "results" / "bridge-small-every-run" / "stage-e"
+BRIDGE_SMALL_SEEDS = (1, 2)
+SUCCESS = 0.95  # stage E's endpoint: the best checkpoint wins this share of 1,000 greedy episodes
+# The flag's part (i): more failures than the reference makes likely (8 of 8 simplicial runs
+# succeeded there, 6 of 8 relational): any simplicial failure, both relational runs failing.
+FAILURES_ALLOWED = {"simplicial": 0, "relational": 1}
 NAMES = ("the old stack", "the Keras engine")
 BEGIN = "<!-- report.py writes from here -->"
 END = "<!-- report.py writes up to here -->"
@@ -206,7 +215,106 @@ def relational_seeds_lines(result):
     return lines
 
 
-def render(candidate_runs, results, figure_link, more_seeds=None):
+def later(steps_a, steps_b):
+    """Whether steps to a level `steps_a` come later than `steps_b` (None: never reached)."""
+    if steps_a is None:
+        return steps_b is not None
+    return steps_b is not None and steps_a > steps_b
+
+
+def bridge_small(candidate_dir, reference_dir):
+    """The bridge-small addendum's check per agent: each run of the Keras engine, stage E's
+    summary and the flag (preregistration.md, addendum); None before a run has finished."""
+    candidate, reference = runs_from_files(candidate_dir), runs_from_files(reference_dir)
+    if not candidate:
+        return None
+    agents = {}
+    for agent in AGENTS:
+        mine = sorted(
+            (run for run in candidate.values() if run["agent"] == agent), key=lambda r: r["seed"]
+        )
+        theirs = [run for run in reference.values() if run["agent"] == agent]
+        succeeded = [run["evaluations"]["best"]["greedy"]["win_rate"] >= SUCCESS for run in mine]
+        if len(mine) < len(BRIDGE_SMALL_SEEDS):
+            flag = None
+        else:
+            failures = succeeded.count(False) > FAILURES_ALLOWED[agent]
+            slower = all(
+                later(run["steps_to"][LEVEL], other["steps_to"][LEVEL])
+                for run in mine
+                for other in theirs
+            )
+            flag = {"too_many_failures": failures, "later_than_every_reference_run": slower}
+        agents[agent] = {"runs": mine, "succeeded": succeeded, "reference": theirs, "flag": flag}
+    return agents
+
+
+def bridge_small_lines(result):
+    """The page's section for the bridge-small addendum."""
+    done = sum(len(a["runs"]) for a in result.values())
+    planned = len(AGENTS) * len(BRIDGE_SMALL_SEEDS)
+    lines = [
+        f"## Bridge-small (addendum): {done} of {planned} runs",
+        "",
+        "The check pre-registered in the addendum of `preregistration.md` (2 seeds per agent "
+        "with stage E's recipe: random start, `--mask-blocked-moves`, 3M steps; against stage "
+        "E's 8 + 8 old-stack runs; `run-bridge-small.sh`). A run succeeds when its best "
+        f"checkpoint wins at least {SUCCESS} of 1,000 fresh greedy episodes (stage E's "
+        "endpoint).",
+        "",
+        f"| run | steps to a training win rate of {LEVEL} | best checkpoint, greedy / sampled "
+        f"| final, greedy / sampled | succeeded (>= {SUCCESS} greedily) |",
+        "|---|---|---|---|---|",
+    ]
+
+    def pair(evaluation):
+        return f"{evaluation['greedy']['win_rate']:.3f} / {evaluation['sampled']['win_rate']:.3f}"
+
+    for agent, r in result.items():
+        for run, ok in zip(r["runs"], r["succeeded"]):
+            lines.append(
+                f"| Keras engine, {agent} seed {run['seed']} | {steps(run['steps_to'][LEVEL])} "
+                f"| {pair(run['evaluations']['best'])} | {pair(run['evaluations']['final'])} "
+                f"| {'yes' if ok else 'no'} |"
+            )
+    for agent, r in result.items():
+        reached = sorted(s for s in (x["steps_to"][LEVEL] for x in r["reference"]) if s)
+        never = len(r["reference"]) - len(reached)
+        best = [x["evaluations"]["best"]["greedy"]["win_rate"] for x in r["reference"]]
+        wins = sum(b >= SUCCESS for b in best)
+        span = f"{reached[0]:,}-{reached[-1]:,}" if reached else "never"
+        lines.append(
+            f"| stage E (old stack), {agent}, {len(r['reference'])} runs | {span}"
+            + (f" ({never} never)" if never and reached else "")
+            + f" | {min(best):.3f}-{max(best):.3f} | | {wins} of {len(r['reference'])} |"
+        )
+    lines.append("")
+    for agent, r in result.items():
+        flag = r["flag"]
+        if flag is None:
+            missing = [s for s in BRIDGE_SMALL_SEEDS if s not in {x["seed"] for x in r["runs"]}]
+            text = f"no reading yet: seed {', '.join(map(str, missing))} still to run"
+        elif flag["too_many_failures"] or flag["later_than_every_reference_run"]:
+            why = [
+                *(["more failures than stage E makes likely"] if flag["too_many_failures"] else []),
+                *(
+                    ["both runs later to 0.99 than every stage E run"]
+                    if flag["later_than_every_reference_run"]
+                    else []
+                ),
+            ]
+            text = f"**flag: the Keras engine learns bridge-small worse** ({'; '.join(why)})"
+        else:
+            text = (
+                "**no flag** (no claim of equality: 2 runs; neither too many failures nor both "
+                "runs later to 0.99 than every stage E run)"
+            )
+        lines.append(f"- {agent}: {text}.")
+    lines.append("")
+    return lines
+
+
+def render(candidate_runs, results, figure_link, more_seeds=None, bridge=None):
     complete = all(r["complete"] for r in results.values()) and len(results) == len(AGENTS)
     status = "final" if complete else "interim"
     count = len(candidate_runs)
@@ -228,6 +336,7 @@ def render(candidate_runs, results, figure_link, more_seeds=None):
         f"![Training win rate against steps, both engines, every seed]({figure_link})",
         "",
         *(relational_seeds_lines(more_seeds) if more_seeds else []),
+        *(bridge_small_lines(bridge) if bridge else []),
         END,
     ]
     return "\n".join(lines)
@@ -241,6 +350,7 @@ def main(argv=None):
     parser.add_argument("--figure", default=str(STUDY / "figures" / "learning_curves.png"))
     parser.add_argument("--verdict", default=str(STUDY / "results" / "verdict.json"))
     parser.add_argument("--more-seeds", default=str(MORE_SEEDS), help="addendum 2's sweeps")
+    parser.add_argument("--bridge-small", default=str(BRIDGE_SMALL), help="the addendum's sweep")
     args = parser.parse_args(argv)
 
     reference = {"runs": runs_from_files(args.reference)}
@@ -252,6 +362,7 @@ def main(argv=None):
     more_seeds = relational_seeds(reference["runs"], candidate["runs"], args.more_seeds)
     if more_seeds is not None:
         atomic_write_json(Path(args.more_seeds).with_suffix(".json"), more_seeds, indent=1)
+    bridge = bridge_small(args.bridge_small, STAGE_E)
 
     from keras_simplicial.agents.analysis.training_curves import plot_training_curves
 
@@ -274,7 +385,7 @@ def main(argv=None):
     head, rest = text.split(BEGIN)
     tail = rest.split(END)[1]
     atomic_write_text(
-        page, head + render(candidate["runs"], results, figure_link, more_seeds) + tail
+        page, head + render(candidate["runs"], results, figure_link, more_seeds, bridge) + tail
     )
     for agent, result in results.items():
         print(f"{agent}: {result['verdict']}")
