@@ -11,9 +11,16 @@ first_failing_rung), which this script never writes. Unfinished runs are said to
 import argparse
 import json
 import os
+import statistics
+import sys
 from pathlib import Path
 
 from keras_simplicial.agents.atomic_files import atomic_write_text
+from keras_simplicial.agents.experiments.statistics import (
+    SIGNIFICANCE_LEVEL,
+    holm_adjusted,
+    one_sided_permutation_p_value,
+)
 from keras_simplicial.agents.imitation.held_keys_budget import (
     DEFAULT_LEARNING_RATE,
     FLAT_SHARE,
@@ -26,6 +33,9 @@ from keras_simplicial.agents.imitation.held_keys_budget import (
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = Path(__file__).resolve().parent
+sys.path.insert(0, str(STUDY))
+import run as plan  # noqa: E402  (this folder's run.py: the comparison's fixed settings)
+
 STUDY_PATH = STUDY.relative_to(ROOT).as_posix()
 RESULTS = STUDY / "results"
 PAGE = STUDY / "README.md"
@@ -143,6 +153,94 @@ def run_row(record):
         f"{'yes' if left_constant(record) else 'no'} | "
         f"{record['seconds_per_update'] or 0:.3f} | {commits} |"
     )
+
+
+def comparison(records):
+    """The comparison of comparison-plan.md: per model, each seed's endpoint (examples seen when
+    held-out pairs reach the target; the cap's examples when censored; None while unfinished),
+    and each simplicial model tested against the relational one. None before any of its runs."""
+    chosen = [
+        r
+        for r in records
+        if r["run"]["seed"] in plan.COMPARISON_SEEDS
+        and r["run"]["rung"] == "board"
+        and r["run"]["learning_rate"] == plan.COMPARISON_RATE
+    ]
+    if not chosen:
+        return None
+    endpoints = {model: {} for model in MODELS}
+    for record in chosen:
+        run = record["run"]
+        if record["finished"]:
+            endpoint = record["endpoint"]
+            value = (
+                endpoint["examples_seen"]
+                if endpoint["reached"]
+                else run["max_updates"] * run["batch_size"]
+            )
+            endpoints[record["model"]][run["seed"]] = (value, endpoint["reached"])
+        else:
+            endpoints[record["model"]][run["seed"]] = None
+    complete = all(
+        endpoints[model].get(seed) is not None for model in MODELS for seed in plan.COMPARISON_SEEDS
+    )
+    tests = {}
+    if complete:
+        reference = [endpoints["relational"][s][0] for s in plan.COMPARISON_SEEDS]
+        p_values = {}
+        for model in MODELS[1:]:
+            mine = [endpoints[model][s][0] for s in plan.COMPARISON_SEEDS]
+            # H1: the simplicial model needs fewer examples: the relational mean is the larger.
+            p_values[model] = one_sided_permutation_p_value(reference, mine)[0]
+        adjusted = holm_adjusted(list(p_values.values()))
+        for (model, p), holm in zip(p_values.items(), adjusted):
+            tests[model] = {"p": p, "holm_p": holm, "fewer": holm <= SIGNIFICANCE_LEVEL}
+    return {"endpoints": endpoints, "complete": complete, "tests": tests}
+
+
+def comparison_lines(result):
+    seeds = plan.COMPARISON_SEEDS
+    cap = plan.COMPARISON_CAP * 64
+    lines = [
+        "## The comparison (comparison-plan.md)",
+        "",
+        f"The board at a learning rate of {plan.COMPARISON_RATE:g}, seeds "
+        f"{', '.join(map(str, seeds))}: the examples seen when held-out pairs first reached 0.9 "
+        f"(at an evaluation every 500 updates), or censored at the cap ({cap:,} examples)"
+        + ("." if result["complete"] else "; the comparison is not complete yet."),
+        "",
+        "| model | " + " | ".join(f"seed {s}" for s in seeds) + " | median | reached |",
+        "|---|" + "---|" * (len(seeds) + 2),
+    ]
+    for model in MODELS:
+        cells, values, reached = [], [], 0
+        for seed in seeds:
+            entry = result["endpoints"][model].get(seed, "missing")
+            if entry == "missing":
+                cells.append("-")
+            elif entry is None:
+                cells.append("unfinished")
+            else:
+                values.append(entry[0])
+                reached += entry[1]
+                cells.append(f"{entry[0]:,}" + ("" if entry[1] else " (censored)"))
+        median = f"{statistics.median(values):,.0f}" if values else "-"
+        lines.append(f"| {model} | {' | '.join(cells)} | {median} | {reached} of {len(values)} |")
+    lines.append("")
+    if result["tests"]:
+        for model, test in result["tests"].items():
+            verdict = (
+                "**needs fewer examples than the relational model**"
+                if test["fewer"]
+                else "is not shown to need fewer examples than the relational model"
+            )
+            lines.append(
+                f"- {model} {verdict}: one-sided exact permutation test p = {test['p']:.4f}, "
+                f"Holm-adjusted over the two comparisons {test['holm_p']:.4f} (level "
+                f"{SIGNIFICANCE_LEVEL})."
+            )
+        lines.append("")
+    return lines
 
 
 def render(records, figures, page, results=RESULTS):
@@ -274,6 +372,9 @@ def render(records, figures, page, results=RESULTS):
                 f"- {record['model']}, {RUNG_TITLES[run['rung']]} ({run['rung']}) at "
                 f"{run['learning_rate']:g}: {outcome}, and {moved} the constant prediction."
             )
+    compared = comparison(records)
+    if compared is not None:
+        lines += ["", *comparison_lines(compared)]
     conclusion = Path(results) / "conclusion.md"
     if conclusion.exists():  # hand-written from the numbers above, shown as it is
         lines += ["", "## Conclusion", "", conclusion.read_text(encoding="utf-8").strip()]
