@@ -243,6 +243,45 @@ def comparison_lines(result):
     return lines
 
 
+def ladder_lines(records, rate, plans):
+    """The ladder's reading over the seed-1 runs at one learning rate: each model's first rung
+    not learned, from the easiest up."""
+    lines = [
+        f"## The ladder at {rate:g}: the first rung each model fails",
+        "",
+        f"Read over the runs at a learning rate of {rate:g}, from the easiest rung up ({plans}).",
+        "",
+    ]
+    for model in MODELS:
+        by_rung = {r["run"]["rung"]: r for r in records if r["model"] == model}
+        if not by_rung:
+            continue
+        rung, done = first_failing_rung(by_rung)
+        if rung is None:
+            text = "learned every rung it ran"
+        else:
+            record = by_rung[rung]
+            state = (
+                f"did not learn it within its cap of {record['run']['max_updates']:,} updates"
+                if done
+                else f"has not learned it after {record['curve'][-1]['updates']:,} updates "
+                "(unfinished)"
+            )
+            moved = (
+                "left the constant prediction"
+                if left_constant(record)
+                else "stayed at the constant prediction"
+            )
+            text = f"fails at **{RUNG_TITLES[rung]}** ({rung}): it {state} and {moved} there"
+        learned_rungs = [r for r in LADDER if r in by_rung and learned(by_rung[r])]
+        lines.append(
+            f"- {model}: {text}"
+            + (f"; learned: {', '.join(learned_rungs)}" if learned_rungs else "")
+            + "."
+        )
+    return lines + [""]
+
+
 def render(records, figures, page, results=RESULTS):
     lines = [
         "# Which block learns the two-key conjunction from pixels? The held-keys probe at its "
@@ -313,49 +352,39 @@ def render(records, figures, page, results=RESULTS):
         "per update are measured with other jobs sharing the 2 cores.",
         "",
     ]
-    board = [r for r in at_default_rate(records) if r["run"]["rung"] == "board"]
+    pilots = [r for r in records if r["run"]["seed"] == plan.SEED]
+    board = [r for r in at_default_rate(pilots) if r["run"]["rung"] == "board"]
     lines += [
         "## The pilot's decision",
         "",
         "Rule (pilot-plan.md, section 3), applied to the board runs: "
         f"{DECISIONS[pilot_decision(board)]}.",
         "",
-        "## The ladder: the first rung each model fails",
-        "",
-        f"Read over the runs at the pilot's learning rate, {DEFAULT_LEARNING_RATE:g}, from the "
-        "easiest rung up (pilot-plan.md, section 3; ladder-plan.md, section 4).",
-        "",
     ]
-    for model in MODELS:
-        by_rung = {r["run"]["rung"]: r for r in at_default_rate(records) if r["model"] == model}
-        if not by_rung:
-            continue
-        rung, done = first_failing_rung(by_rung)
-        if rung is None:
-            text = "learned every rung it ran"
-        else:
-            record = by_rung[rung]
-            state = (
-                f"did not learn it within its cap of {record['run']['max_updates']:,} updates"
-                if done
-                else f"has not learned it after {record['curve'][-1]['updates']:,} updates "
-                "(unfinished)"
-            )
-            moved = (
-                "left the constant prediction"
-                if left_constant(record)
-                else "stayed at the constant prediction"
-            )
-            text = f"fails at **{RUNG_TITLES[rung]}** ({rung}): it {state} and {moved} there"
-        learned_rungs = [r for r in LADDER if r in by_rung and learned(by_rung[r])]
-        lines.append(
-            f"- {model}: {text}"
-            + (f"; learned: {', '.join(learned_rungs)}" if learned_rungs else "")
-            + "."
-        )
-    other_rates = [r for r in records if r["run"]["learning_rate"] != DEFAULT_LEARNING_RATE]
+    second = [
+        r
+        for r in pilots
+        if r["run"]["rung"] == "board" and r["run"]["learning_rate"] == plan.COMPARISON_RATE
+    ]
+    if second:
+        lines += [
+            "## The second pilot's decision",
+            "",
+            "The same rule (second-pilot-plan.md, section 3), applied to the board runs at "
+            f"{plan.COMPARISON_RATE:g}: {DECISIONS[pilot_decision(second)]}.",
+            "",
+        ]
+    for rate, plans in (
+        (DEFAULT_LEARNING_RATE, "pilot-plan.md, section 3; ladder-plan.md, section 4"),
+        (plan.COMPARISON_RATE, "second-pilot-plan.md, section 3"),
+    ):
+        at_rate = [r for r in pilots if r["run"]["learning_rate"] == rate]
+        if len({r["run"]["rung"] for r in at_rate}) > 1:
+            lines += ladder_lines(at_rate, rate, plans)
+    ladder_rates = (DEFAULT_LEARNING_RATE, plan.COMPARISON_RATE)
+    other_rates = [r for r in pilots if r["run"]["learning_rate"] not in ladder_rates]
     if other_rates:
-        lines += ["", "## Other learning rates", ""]
+        lines += ["## Other learning rates", ""]
         for record in sorted(other_rates, key=lambda r: (panel_order(panel_of(r)), r["model"])):
             run = record["run"]
             if learned(record):
