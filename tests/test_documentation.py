@@ -344,6 +344,8 @@ TINY = {
     "probe": ["--episodes", "8", "--num-envs", "4", "--max-steps", "20"],
     "inventory": ["--episodes", "16", "--num-envs", "8", "--max-steps", "40"],
     "imitate": ["--episodes", "20", "--epochs", "1", "--games", "8"],
+    "held-keys-budget": ["--train-size", "16", "--test-size", "8", "--max-updates", "2"]
+    + ["--eval-every", "1"],
 }
 # Commands that train for hours whatever their arguments (both agents x several seeds): they parse
 # here, and their parts run at toy sizes in tests/agents/experiments/ and test_cluster.py.
