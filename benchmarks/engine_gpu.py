@@ -29,6 +29,11 @@ goes on from its last checkpoint.
    host and the acting forward passes), the environment's own frames/s, and the bare model's
    per-frame limit. Where the acting share is large and the environment's frames/s is near the
    engine's, the host environment is the limit: moving it onto the device is the next step.
+   With `--overlap-boards B` (off by default, to stay inside one window with the training), each
+   agent at B boards is also measured acting in a second thread while it learns
+   (`overlap_figures`): on a GPU the learner runs on the device while the host acts, so whether
+   the engine should overlap them there is decided by this ratio, as it was on the CPU
+   (docs/benchmarks.md, "acting in a second thread").
 2. Training: bridge-small (its preset's recipe) with `--train-boards` boards, in chunks of
    `--chunk-steps` steps until the best checkpoint wins `--target` of its greedy check or
    `--train-seconds` have passed (`train_to_target`).
@@ -76,6 +81,7 @@ def run(args):
 
     from keras_simplicial.agents.experiments.engine_throughput import (
         engine_figures,
+        overlap_figures,
         train_to_target,
         unpack_run,
         write_json,
@@ -99,6 +105,11 @@ def run(args):
             record["throughput"].append(figures)
             print(json.dumps(figures), flush=True)
             write_json(out / "engine_gpu.json", record)
+            if boards == args.overlap_boards:
+                overlap = overlap_figures(arguments, args.seconds, rounds=2)
+                record.setdefault("overlap", []).append(overlap)
+                print(json.dumps(overlap), flush=True)
+                write_json(out / "engine_gpu.json", record)
     record["throughput_seconds"] = time.perf_counter() - started
 
     agent = args.train_agent
@@ -143,6 +154,12 @@ def main(argv=None):
     measure.add_argument("--seconds", type=float, default=15.0)
     measure.add_argument("--repeats", type=int, default=10)
     measure.add_argument("--model-config", type=json.loads, default={})
+    measure.add_argument(
+        "--overlap-boards",
+        type=int,
+        default=None,
+        help="at this many boards (one of --boards), also measure acting in a second thread",
+    )
     measure.add_argument("--train-preset", default="bridge-small")
     measure.add_argument("--train-agent", default="simplicial")
     measure.add_argument("--train-boards", type=int, default=256)
@@ -157,6 +174,10 @@ def main(argv=None):
     measure.add_argument("--workdir", default="/tmp/engine-gpu")
     measure.add_argument("--resume-from", default=None, help="a run archive of an earlier window")
     args = parser.parse_args(argv)
+    if args.command == "run" and args.overlap_boards not in (None, *args.boards):
+        parser.error(
+            f"--overlap-boards must be one of --boards {args.boards}, got {args.overlap_boards}."
+        )
     if args.command == "wheels":
         download_wheels(args.dir)
         return 0
