@@ -114,6 +114,13 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=None, help="TensorFlow threads")
     parser.add_argument("--dry-run", action="store_true", help="print the runs, train nothing")
     parser.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        default=None,
+        help="train only the runs of these seeds (two processes can then share the runs)",
+    )
+    parser.add_argument(
         "--no-comparison",
         action="store_true",
         help="leave out the comparison's runs (it runs only on the second pilot's go)",
@@ -137,7 +144,11 @@ def main(argv=None):
 
     # Seed by seed (a campaign cut short leaves whole seeds): every unfinished run of the seed
     # built once (its model compiled once), then turns until all of them finish.
-    pending = [run for run in runs if not state_of(run, args.out)[1]]
+    pending = [
+        run
+        for run in runs
+        if not state_of(run, args.out)[1] and (args.seeds is None or run.seed in args.seeds)
+    ]
     for seed in sorted({run.seed for run in pending}):
         trainers = [
             BudgetTrainer(run, Path(args.out) / run.name, data_dir=args.data)
