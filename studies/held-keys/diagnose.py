@@ -14,9 +14,11 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import run as study  # noqa: E402  (this folder's run.py: the pilot's fixed settings)
+from keras_simplicial.agents.imitation.held_keys_study import planned_runs  # noqa: E402
+
+STUDY = Path(__file__).resolve().parent
+RESULTS, DATA = STUDY / "results", STUDY / "data"  # as run.py's
 
 COLUMNS = (
     ("updates", "updates", "{:,}"),
@@ -49,18 +51,16 @@ def main(argv=None):
     parser.add_argument("--rungs", nargs="+", default=["board", "gem-locks-only"])
     parser.add_argument("--updates", type=int, default=1_500)
     parser.add_argument("--every", type=int, default=250)
-    parser.add_argument("--out", default=str(study.RESULTS / "diagnosis"))
+    parser.add_argument("--out", default=str(RESULTS / "diagnosis"))
     args = parser.parse_args(argv)
 
     from keras_simplicial.agents.imitation.held_keys_diagnosis import flat_start_diagnosis
 
     records = []
-    for run in study.planned_runs():
+    for run in planned_runs(comparison=False):
         if run.rung not in args.rungs:
             continue
-        rows = flat_start_diagnosis(
-            run, data_dir=study.DATA, updates=args.updates, every=args.every
-        )
+        rows = flat_start_diagnosis(run, data_dir=DATA, updates=args.updates, every=args.every)
         records.append({"model": run.model, "rung": run.rung, "run": run.name, "rows": rows})
         print(json.dumps(records[-1]["rows"][-1]), flush=True)
     out = Path(args.out)

@@ -12,7 +12,6 @@ import argparse
 import json
 import os
 import statistics
-import sys
 from pathlib import Path
 
 from keras_simplicial.agents.atomic_files import atomic_write_text
@@ -21,6 +20,7 @@ from keras_simplicial.agents.experiments.statistics import (
     holm_adjusted,
     one_sided_permutation_p_value,
 )
+from keras_simplicial.agents.imitation import held_keys_study as plan
 from keras_simplicial.agents.imitation.held_keys_budget import (
     DEFAULT_LEARNING_RATE,
     FLAT_SHARE,
@@ -33,8 +33,6 @@ from keras_simplicial.agents.imitation.held_keys_budget import (
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = Path(__file__).resolve().parent
-sys.path.insert(0, str(STUDY))
-import run as plan  # noqa: E402  (this folder's run.py: the comparison's fixed settings)
 
 STUDY_PATH = STUDY.relative_to(ROOT).as_posix()
 RESULTS = STUDY / "results"

@@ -5,13 +5,13 @@ pilot and the comparison, trained in turns and resumable (studies/held-keys/).
     .venv/bin/python studies/held-keys/run.py             # train them in turns, resuming
     .venv/bin/python studies/held-keys/report.py          # then the page
 
-Every run is a `BudgetRun` of keras_simplicial.agents.imitation.held_keys_budget, fixed below and
-in pilot-plan.md, ladder-plan.md, second-pilot-plan.md and comparison-plan.md (each written and
-committed before its runs): its folder results/<run name>/ holds run.json (the curve, the
-endpoint, the provenance) and checkpoint/ (the exact resumable state). The runs go seed by seed;
-within a seed they take turns of `--turn` updates each, so that a campaign stopped at any time
-has given every unfinished run of the seed about as many updates; run the script again and every
-run continues exactly.
+Every run is a `BudgetRun` of keras_simplicial.agents.imitation.held_keys_budget, fixed in
+keras_simplicial.agents.imitation.held_keys_study by pilot-plan.md, ladder-plan.md,
+second-pilot-plan.md and comparison-plan.md (each written and committed before its runs): its
+folder results/<run name>/ holds run.json (the curve, the endpoint, the provenance) and
+checkpoint/ (the exact resumable state). The runs go seed by seed; within a seed they take turns
+of `--turn` updates each, so that a campaign stopped at any time has given every unfinished run
+of the seed about as many updates; run the script again and every run continues exactly.
 """
 
 import argparse
@@ -22,77 +22,11 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+from keras_simplicial.agents.imitation.held_keys_study import EVAL_EVERY, planned_runs  # noqa: E402
+
 STUDY = Path(__file__).resolve().parent
 RESULTS = STUDY / "results"
 DATA = STUDY / "data"
-
-# ---------------------------------------------------------- fixed by pilot-plan.md (section 2)
-SEED = 1  # not 0, the seed of the earlier probe's runs (benchmarks/results/held-keys/)
-TRAIN_SIZE = 32_000
-TEST_SIZE = 1_000
-EVAL_EVERY = 500
-MODELS = (("relational", None), ("simplicial", "zeros"), ("simplicial", "ones"))
-# The rung, its cap of updates: the probe itself, then the ladder's two easier views.
-RUNGS = (("board", 8_000), ("locks-marked", 3_000), ("gem-locks-only", 3_000))
-# ---------------------------------------------------------- fixed by ladder-plan.md (section 3)
-# The second stage: the rung, the learning rate, the cap of updates.
-SECOND_STAGE = (
-    ("colours-one-hot", 3e-4, 4_000),
-    ("gem-locks-only", 1e-3, 4_000),
-    ("gem-locks-only", 3e-5, 4_000),
-)
-# ------------------------------------------------------ fixed by second-pilot-plan.md (section 2)
-# The third stage: the board at the learning rate that left the flat start.
-THIRD_STAGE = (
-    ("board", 3e-5, 20_000),
-    ("locks-marked", 3e-5, 8_000),
-    ("gem-locks-only", 1e-5, 8_000),
-)
-# ------------------------------------------------------- fixed by comparison-plan.md (section 2)
-# The comparison: every model on the board at this rate and cap, on seeds the pilots never used.
-COMPARISON_SEEDS = (2, 3, 4, 5, 6)
-COMPARISON_RATE = 3e-5
-COMPARISON_CAP = 20_000
-
-
-def planned_runs(comparison=True):
-    """Every run of the plans: the pilot, the ladder's stages, the second pilot and (unless
-    `comparison` is false) the comparison of comparison-plan.md."""
-    from keras_simplicial.agents.imitation.held_keys_budget import BudgetRun
-
-    stages = [(rung, 3e-4, cap) for rung, cap in RUNGS] + [*SECOND_STAGE, *THIRD_STAGE]
-    runs = [
-        BudgetRun(
-            agent=agent,
-            gain=gain,
-            rung=rung,
-            train_size=TRAIN_SIZE,
-            max_updates=cap,
-            learning_rate=learning_rate,
-            eval_every=EVAL_EVERY,
-            test_size=TEST_SIZE,
-            seed=SEED,
-        )
-        for rung, learning_rate, cap in stages
-        for agent, gain in MODELS
-    ]
-    if comparison:
-        runs += [
-            BudgetRun(
-                agent=agent,
-                gain=gain,
-                rung="board",
-                train_size=TRAIN_SIZE,
-                max_updates=COMPARISON_CAP,
-                learning_rate=COMPARISON_RATE,
-                eval_every=EVAL_EVERY,
-                test_size=TEST_SIZE,
-                seed=seed,
-            )
-            for seed in COMPARISON_SEEDS
-            for agent, gain in MODELS
-        ]
-    return runs
 
 
 def state_of(run, out):

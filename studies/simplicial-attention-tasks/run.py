@@ -4,6 +4,7 @@ and the two- and three-key tasks (keras_simplicial.tasks), trained run by run.
     .venv/bin/python studies/simplicial-attention-tasks/run.py --dry-run  # the plan, its time
     .venv/bin/python studies/simplicial-attention-tasks/run.py            # every run not done
     .venv/bin/python studies/simplicial-attention-tasks/report.py         # then the page
+    .venv/bin/python studies/simplicial-attention-tasks/run.py --length-cost  # length 16's cost
 
 For each task x model x seed: a training set and a held-out set drawn from the seed, a model built
 from the seed, the task's `EPOCHS` of Adam, and after every epoch the accuracy on the held-out
@@ -25,6 +26,7 @@ import hashlib
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -410,6 +412,11 @@ def estimated_seconds(runs, out, epochs=None):
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", choices=list(TASKS), default=list(TASKS))
+    parser.add_argument(
+        "--length-cost",
+        action="store_true",
+        help="time Match3's models at lengths 8 and 16 instead (no run of the campaign)",
+    )
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     parser.add_argument("--out", default=str(RESULTS), help="folder of the runs' JSON files")
@@ -439,8 +446,71 @@ def parse_args(argv=None):
     return args
 
 
+# --length-cost: the lengths and moduli timed, and the campaign they are scaled to.
+LENGTH_COST = {"match3": (8, 23), "match3-16": (16, 197)}
+COST_SEED, COST_EPOCHS, CAMPAIGN_EPOCHS = 100, 3, 40
+MATCH3_MODELS = ("dot-product", "simplicial-pairs", "simplicial-virtual", "trilinear-pairs")
+
+
+def length_cost():
+    """What a Match3 secondary at length 16 would cost here (`--length-cost`): seconds per epoch
+    of each Match3 model at the campaign's length (N = 8, M = 23) and at N = 16 (M = 197, which
+    puts about half of a uniform draw's positions in a triple: 1 - (1 - 1/197)^136 = 0.50, as
+    M = 23 did at N = 8 with its 36 pairs, 0.80), back to back in this process, and what a
+    campaign of the same shape (4 models x 8 seeds x 40 epochs) would take at N = 16, from the
+    campaign's own seconds per epoch at N = 8 scaled by each model's ratio. Seed 100 (a pilot
+    seed), 3 epochs a model (the median skips the first, which compiles). Writes
+    results/length-16-cost.json; trains nothing that enters a comparison."""
+    TASKS["match3-16"] = {
+        "generator": "match3",
+        "length": LENGTH_COST["match3-16"][0],
+        "modulus": LENGTH_COST["match3-16"][1],
+        "balanced": True,
+    }
+    rows = []
+    for model in MATCH3_MODELS:
+        row = {"model": model}
+        for task in LENGTH_COST:
+            record = train_run(task, model, COST_SEED, COST_EPOCHS, TRAIN_SIZE, TEST_SIZE)
+            row[task] = record["seconds_per_epoch"]  # the median over its epochs
+            print(f"{model} {task}: {row[task]:.1f} s per epoch", flush=True)
+        row["ratio"] = row["match3-16"] / row["match3"]
+        rows.append(row)
+    # The campaign's own seconds per epoch at N = 8, scaled by each model's measured ratio.
+    committed = {}
+    for model in MATCH3_MODELS:
+        records = [
+            json.loads(path.read_text(encoding="utf-8"))
+            for path in RESULTS.glob(f"match3--{model}--seed*.json")
+        ]
+        committed[model] = statistics.median(r["seconds_per_epoch"] for r in records)
+    seconds = sum(
+        len(SEEDS) * CAMPAIGN_EPOCHS * committed[row["model"]] * row["ratio"] for row in rows
+    )
+    hours = seconds / 3600
+    result = {
+        "lengths": LENGTH_COST,
+        "seed": COST_SEED,
+        "epochs_timed": COST_EPOCHS,
+        "rows": rows,
+        "campaign_seconds_per_epoch_at_8": committed,
+        "hours_at_16_for_4_models_x_8_seeds_x_40_epochs": hours,
+    }
+    out = RESULTS / "length-16-cost.json"
+    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    for row in rows:
+        print(
+            f"| {row['model']} | {row['match3']:.1f} | {row['match3-16']:.1f} | "
+            f"{row['ratio']:.1f} |"
+        )
+    print(f"a campaign at N = 16 (4 models x 8 seeds x 40 epochs): about {hours:.1f} hours")
+    return 0
+
+
 def main(argv=None):
     args = parse_args(argv)
+    if args.length_cost:
+        return length_cost()
     if args.threads is not None:
         import tensorflow as tf
 

@@ -55,6 +55,18 @@ def record(model, rung, losses, accuracies, finished, cap=3, learning_rate=3e-4)
     }
 
 
+def write_page(results, page, figures):
+    """Runs the report as its page shows it; returns the page's text."""
+    subprocess.run(
+        [sys.executable, str(REPORT), "--results", results, "--page", page, "--figures", figures],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        timeout=300,
+    )
+    return page.read_text(encoding="utf-8")
+
+
 def test_the_page_gives_the_decision_and_the_first_failing_rung(tmp_path):
     flat = ([0.6931] * 4, [0.5] * 4)
     runs = [
@@ -74,14 +86,7 @@ def test_the_page_gives_the_decision_and_the_first_failing_rung(tmp_path):
         folder.mkdir(parents=True)
         (folder / "run.json").write_text(json.dumps(run), encoding="utf-8")
     page, figures = tmp_path / "page" / "README.md", tmp_path / "page" / "figures"
-    subprocess.run(
-        [sys.executable, str(REPORT), "--results", results, "--page", page, "--figures", figures],
-        check=True,
-        capture_output=True,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
-        timeout=300,
-    )
-    text = page.read_text(encoding="utf-8")
+    text = write_page(results, page, figures)
     assert "Rule (pilot-plan.md, section 3), applied to the board runs: **no-go**" in text
     assert "1 of the 8 runs are unfinished" in text
     assert (
@@ -136,15 +141,7 @@ def test_the_comparison_tests_each_simplicial_model_against_the_relational_one(t
         folder.mkdir(parents=True)
         (folder / "run.json").write_text(json.dumps(run), encoding="utf-8")
     page, figures = tmp_path / "page" / "README.md", tmp_path / "page" / "figures"
-    command = [sys.executable, str(REPORT), "--results", results, "--page", page]
-    subprocess.run(
-        [*command, "--figures", figures],
-        check=True,
-        capture_output=True,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
-        timeout=300,
-    )
-    text = page.read_text(encoding="utf-8")
+    text = write_page(results, page, figures)
     assert "## The comparison (comparison-plan.md)" in text
     assert "the comparison is not complete yet." in text  # gain ones lacks seed 6
     assert (
@@ -160,14 +157,7 @@ def test_the_comparison_tests_each_simplicial_model_against_the_relational_one(t
     folder = results / "simplicial-gain-ones--seed6"
     folder.mkdir()
     (folder / "run.json").write_text(json.dumps(run), encoding="utf-8")
-    subprocess.run(
-        [*command, "--figures", figures],
-        check=True,
-        capture_output=True,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
-        timeout=300,
-    )
-    text = page.read_text(encoding="utf-8")
+    text = write_page(results, page, figures)
     # Every zeros run below every relational run: p = 1/252, Holm x2.
     assert (
         "- simplicial-gain-zeros **needs fewer examples than the relational model**: one-sided "
