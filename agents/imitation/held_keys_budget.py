@@ -146,6 +146,17 @@ def cached_states(run, split, count, data_dir=None):
     return observations, labels
 
 
+def ladder_states(run, split, count, data_dir=None):
+    """`cached_states` of `split` as the run's rung shows them (`ladder_view`): (states,
+    labels)."""
+    from keras_simplicial.agents.training.presets import PRESETS
+
+    preset = PRESETS[run.preset]
+    observations, labels = cached_states(run, split, count, data_dir)
+    num_colours = _num_colours(preset["env"], preset["env_config"])
+    return ladder_view(observations, run.rung, num_colours), labels
+
+
 def _num_colours(env_id, env_config):
     from keras_simplicial.envs import make_vector_env
 
@@ -319,15 +330,14 @@ class BudgetTrainer:
                     f"{folder} holds another run ({recorded}); give a new folder for {settings}."
                 )
         preset = PRESETS[run.preset]
-        num_colours = _num_colours(preset["env"], preset["env_config"])
-        self.views = {}
-        for split, count in (
-            ("train", run.train_size),
-            ("seen-pairs", run.test_size),
-            ("held-out-pairs", run.test_size),
-        ):
-            observations, labels = cached_states(run, split, count, data_dir)
-            self.views[split] = (ladder_view(observations, run.rung, num_colours), labels)
+        self.views = {
+            split: ladder_states(run, split, count, data_dir)
+            for split, count in (
+                ("train", run.train_size),
+                ("seen-pairs", run.test_size),
+                ("held-out-pairs", run.test_size),
+            )
+        }
         train_x = self.views["train"][0]
         arguments = RunArguments(
             env=preset["env"], agent=run.agent, model_overrides=run.model_overrides()

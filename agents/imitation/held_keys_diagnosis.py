@@ -20,11 +20,7 @@ in each MLP layer, and the norm of the loss's gradient on each model part (`mode
 
 import numpy as np
 
-from keras_simplicial.agents.imitation.held_keys_budget import (
-    _num_colours,
-    cached_states,
-    ladder_view,
-)
+from keras_simplicial.agents.imitation.held_keys_budget import ladder_states
 from keras_simplicial.agents.model.model_parts import model_part
 
 POOLED = "max_pool_entities"
@@ -52,8 +48,7 @@ def flat_start_diagnosis(run, *, data_dir=None, updates=1_000, every=100, sample
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}.")
     preset = PRESETS[run.preset]
-    observations, labels = cached_states(run, "train", run.train_size, data_dir)
-    states = ladder_view(observations, run.rung, _num_colours(preset["env"], preset["env_config"]))
+    states, labels = ladder_states(run, "train", run.train_size, data_dir)
     arguments = RunArguments(
         env=preset["env"], agent=run.agent, model_overrides=run.model_overrides()
     )

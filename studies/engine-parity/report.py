@@ -139,6 +139,7 @@ def relational_seeds(reference_runs, candidate_runs, more_seeds):
         "missing_seeds": missing,
         "steps_to_0.99": steps,
         "stalls": stalls,
+        "median_steps_to_0.99": {name: statistics.median(counted[name]) for name in engines},
         "p_keras_stalls_more": p_stalls,
         "p_keras_later": p_later,
         "p_keras_later_standard_error": error,
@@ -194,9 +195,7 @@ def relational_seeds_lines(result):
             f"| {rate(old['final_greedy'])} | {steps(new['steps_to_0.99'])} "
             f"| {rate(new['best_within_500000_greedy'])} | {rate(new['final_greedy'])} |"
         )
-    n = len(result["seeds"])
-    old_steps = [RUN_LENGTH if s is None else s for s in result["steps_to_0.99"]["old"]]
-    new_steps = [RUN_LENGTH if s is None else s for s in result["steps_to_0.99"]["keras"]]
+    n, median = len(result["seeds"]), result["median_steps_to_0.99"]
     lines += [
         "",
         f"- Stalled (never {LEVEL} within {RUN_LENGTH:,} steps): the old stack "
@@ -204,8 +203,8 @@ def relational_seeds_lines(result):
         f"Fisher's exact test, one-sided (the Keras engine stalls more): p = "
         f"{result['p_keras_stalls_more']:.3f}.",
         f"- Steps to {LEVEL} (a stall counts as {RUN_LENGTH:,}): median "
-        f"{statistics.median(old_steps):,.0f} on the old stack, "
-        f"{statistics.median(new_steps):,.0f} on the Keras engine; the one-sided permutation "
+        f"{median['old']:,.0f} on the old stack, "
+        f"{median['keras']:,.0f} on the Keras engine; the one-sided permutation "
         f"test (the Keras engine later), from {result['resamples']:,} random relabellings: "
         f"p = {result['p_keras_later']:.3f} (standard error "
         f"{result['p_keras_later_standard_error']:.4f}).",

@@ -241,6 +241,13 @@ def comparison_lines(result):
     return lines
 
 
+def not_learned(record):
+    """How a run that has not learned its rung stands: at its cap, or unfinished."""
+    if record["finished"]:
+        return f"did not learn it within its cap of {record['run']['max_updates']:,} updates"
+    return f"has not learned it after {record['curve'][-1]['updates']:,} updates (unfinished)"
+
+
 def ladder_lines(records, rate, plans):
     """The ladder's reading over the seed-1 runs at one learning rate: each model's first rung
     not learned, from the easiest up."""
@@ -254,17 +261,12 @@ def ladder_lines(records, rate, plans):
         by_rung = {r["run"]["rung"]: r for r in records if r["model"] == model}
         if not by_rung:
             continue
-        rung, done = first_failing_rung(by_rung)
+        rung, _ = first_failing_rung(by_rung)
         if rung is None:
             text = "learned every rung it ran"
         else:
             record = by_rung[rung]
-            state = (
-                f"did not learn it within its cap of {record['run']['max_updates']:,} updates"
-                if done
-                else f"has not learned it after {record['curve'][-1]['updates']:,} updates "
-                "(unfinished)"
-            )
+            state = not_learned(record)
             moved = (
                 "left the constant prediction"
                 if left_constant(record)
@@ -388,13 +390,8 @@ def render(records, figures, page, results=RESULTS):
             run = record["run"]
             if learned(record):
                 outcome = f"learned it ({record['endpoint']['updates']:,} updates)"
-            elif record["finished"]:
-                outcome = f"did not learn it within its cap of {run['max_updates']:,} updates"
             else:
-                outcome = (
-                    f"has not learned it after {record['curve'][-1]['updates']:,} updates "
-                    "(unfinished)"
-                )
+                outcome = not_learned(record)
             moved = "left" if left_constant(record) else "stayed at"
             lines.append(
                 f"- {record['model']}, {RUNG_TITLES[run['rung']]} ({run['rung']}) at "
