@@ -5,6 +5,7 @@ and the two- and three-key tasks (keras_simplicial.tasks), trained run by run.
     .venv/bin/python studies/simplicial-attention-tasks/run.py            # every run not done
     .venv/bin/python studies/simplicial-attention-tasks/report.py         # then the page
     .venv/bin/python studies/simplicial-attention-tasks/run.py --length-cost  # length 16's cost
+    .venv/bin/python studies/simplicial-attention-tasks/run.py --tasks match3-16  # the secondary
 
 For each task x model x seed: a training set and a held-out set drawn from the seed, a model built
 from the seed, the task's `EPOCHS` of Adam, and after every epoch the accuracy on the held-out
@@ -12,7 +13,9 @@ set. One JSON per run in studies/simplicial-attention-tasks/results/ (written at
 interrupted run leaves nothing); a run whose JSON exists is skipped, so running the script again
 resumes. Every constant below is fixed by the pre-registration
 (studies/simplicial-attention-tasks/preregistration.md, whose SHA-256 each run records): change none
-of them after the first run.
+of them after the first run. The secondary, Match3 at length 16 (task "match3-16"), has its own
+pre-registration (length-16-preregistration.md, recorded by its runs instead) and its own results
+folder (length-16/results/), and runs alone: `--tasks match3-16`.
 
 The models (one block each, `build_model`): an entity embedding Dense(D), one block, and a readout
 (a logit per entity for Match2 / Match3, a logit after max pooling over the entities for the key
@@ -43,6 +46,11 @@ ROOT = Path(__file__).resolve().parents[2]
 STUDY = Path(__file__).resolve().parent
 RESULTS = STUDY / "results"
 PREREGISTRATION = STUDY / "preregistration.md"
+# The secondary at length 16: its own pre-registration, results and pilot.
+SECONDARY = "match3-16"
+SECONDARY_PREREGISTRATION = STUDY / "length-16-preregistration.md"
+SECONDARY_RESULTS = STUDY / "length-16" / "results"
+SECONDARY_PILOT = STUDY / "length-16" / "pilot"
 # Which layers this process trains: read once, at import, as later edits or commits in the checkout
 # do not change the code already imported.
 PROVENANCE = provenance()
@@ -68,6 +76,9 @@ JIT_COMPILE = True  # XLA on TensorFlow and JAX
 TASKS = {
     "match3": {"generator": "match3", "length": 8, "modulus": 23, "balanced": True},
     "match2": {"generator": "match2", "length": 8, "modulus": 23, "balanced": True},
+    # The secondary: M = 197 puts about half of a uniform draw's positions in a triple at N = 16
+    # (1 - (1 - 1/197)^136 = 0.50), as M = 23 does at N = 8 with its 36 pairs (0.80).
+    SECONDARY: {"generator": "match3", "length": 16, "modulus": 197, "balanced": True},
     "two-key": {
         "generator": "key_task",
         "num_keys": 2,
@@ -84,6 +95,7 @@ TASKS = {
     },
 }
 EPOCHS = {"match3": 40, "match2": 40, "two-key": 20, "three-key": 20}
+PRIMARY_TASKS = ("match3", "match2", "two-key", "three-key")
 # The attention of each model; "pairs" / "triples" attend to all pairs / triples of entities.
 MODELS = {
     "dot-product": {"attention": "dot_product"},
@@ -96,6 +108,7 @@ BASE_MODELS = ("dot-product", "simplicial-pairs", "simplicial-virtual", "triline
 MODELS_OF_TASK = {
     "match3": BASE_MODELS,
     "match2": BASE_MODELS,
+    SECONDARY: BASE_MODELS,
     "two-key": BASE_MODELS,
     "three-key": BASE_MODELS + ("simplicial-triples",),
 }
@@ -113,6 +126,11 @@ MEASURED_SECONDS_PER_EPOCH = {
     ("match2", "simplicial-pairs"): 1.33,
     ("match2", "simplicial-virtual"): 1.31,
     ("match2", "trilinear-pairs"): 1.35,
+    # Length 16: results/length-16-cost.json (idle, TensorFlow's own threads).
+    (SECONDARY, "dot-product"): 1.71,
+    (SECONDARY, "simplicial-pairs"): 2.92,
+    (SECONDARY, "simplicial-virtual"): 2.83,
+    (SECONDARY, "trilinear-pairs"): 3.17,
     ("two-key", "dot-product"): 0.72,
     ("two-key", "simplicial-pairs"): 1.34,
     ("two-key", "simplicial-virtual"): 1.35,
@@ -223,10 +241,16 @@ def matched_feedforward(task, model_name, num_entities, num_features):
 
 
 # -------------------------------------------------------------------------------------- training
-def _preregistration_sha256():
-    if not PREREGISTRATION.exists():
+def registration(task):
+    """The pre-registration that fixes `task`'s runs."""
+    return SECONDARY_PREREGISTRATION if task == SECONDARY else PREREGISTRATION
+
+
+def _preregistration_sha256(task):
+    path = registration(task)
+    if not path.exists():
         return None
-    return hashlib.sha256(PREREGISTRATION.read_bytes()).hexdigest()
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _write_atomically(path, data):
@@ -315,7 +339,7 @@ def train_run(task, model_name, seed, epochs, train_size, test_size):
             "machine": f"{platform.machine()}, {os.cpu_count()} cores",
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         },
-        "preregistration_sha256": _preregistration_sha256(),
+        "preregistration_sha256": _preregistration_sha256(task),
         # Which layers trained it: the package version and the commit checked out.
         "provenance": PROVENANCE,
     }
@@ -370,19 +394,20 @@ def plan(selected_tasks, selected_models, seeds, epochs, train_size, test_size):
         "dot_feedforward_dim": DOT_FEEDFORWARD,
         "virtual_entities": VIRTUAL_ENTITIES,
         "positive_rates_uniform": {
-            "match3": tasks.positive_rate(
-                tasks.match3_labels, TASKS["match3"]["length"], TASKS["match3"]["modulus"]
-            ),
-            "match2": tasks.positive_rate(
-                tasks.match2_labels, TASKS["match2"]["length"], TASKS["match2"]["modulus"]
-            ),
+            task: tasks.positive_rate(
+                getattr(tasks, f"{TASKS[task]['generator']}_labels"),
+                TASKS[task]["length"],
+                TASKS[task]["modulus"],
+            )
+            for task in selected_tasks
+            if per_position(task)
         },
         "measured_seconds_per_epoch": {
             f"{task}/{model_name}": seconds
             for (task, model_name), seconds in MEASURED_SECONDS_PER_EPOCH.items()
         },
         "seconds_per_run_outside_epochs": SECONDS_PER_RUN_OUTSIDE_EPOCHS,
-        "preregistration_sha256": _preregistration_sha256(),
+        "preregistration_sha256": _preregistration_sha256(selected_tasks[0]),
         "provenance": PROVENANCE,
     }
 
@@ -411,7 +436,13 @@ def estimated_seconds(runs, out, epochs=None):
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", nargs="+", choices=list(TASKS), default=list(TASKS))
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        choices=list(TASKS),
+        default=list(PRIMARY_TASKS),
+        help=f"default: the primary campaign's; {SECONDARY!r} (the secondary) runs alone",
+    )
     parser.add_argument(
         "--length-cost",
         action="store_true",
@@ -419,7 +450,19 @@ def parse_args(argv=None):
     )
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
-    parser.add_argument("--out", default=str(RESULTS), help="folder of the runs' JSON files")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help=f"folder of the runs' JSON files (default: {RESULTS.relative_to(ROOT)}, or "
+        f"{SECONDARY_RESULTS.relative_to(ROOT)} for {SECONDARY})",
+    )
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        default=None,
+        help="epochs of every run instead of each task's pre-registered ones (a pilot); refuses "
+        "the committed results folders",
+    )
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -443,30 +486,43 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if args.threads is not None and args.threads < 1:
         parser.error(f"--threads must be a positive integer, got {args.threads}.")
+    if args.epochs is not None and args.epochs < 1:
+        parser.error(f"--epochs must be a positive integer, got {args.epochs}.")
+    if SECONDARY in args.tasks and len(set(args.tasks)) > 1:
+        parser.error(
+            f"--tasks: {SECONDARY} is the secondary, with its own pre-registration and results "
+            f"folder: run it alone (--tasks {SECONDARY}), not with {', '.join(args.tasks)}."
+        )
+    unfixed = [task for task in args.tasks if task not in EPOCHS]
+    if unfixed and args.epochs is None and not args.quick and not args.length_cost:
+        parser.error(
+            f"--tasks: the epochs of {', '.join(unfixed)} are not fixed yet; its pilot decides "
+            f"them ({SECONDARY_PREREGISTRATION.name}): run the pilot with --epochs and --out."
+        )
+    if args.out is None:
+        args.out = str(SECONDARY_RESULTS if args.tasks == [SECONDARY] else RESULTS)
+    committed = {RESULTS.resolve(), SECONDARY_RESULTS.resolve()}
+    if (args.quick or args.epochs is not None) and Path(args.out).resolve() in committed:
+        parser.error(
+            "--quick and --epochs runs are not the pre-registered ones: give another --out."
+        )
     return args
 
 
-# --length-cost: the lengths and moduli timed, and the campaign they are scaled to.
-LENGTH_COST = {"match3": (8, 23), "match3-16": (16, 197)}
+# --length-cost: the tasks timed, and the campaign they are scaled to.
+LENGTH_COST = ("match3", SECONDARY)
 COST_SEED, COST_EPOCHS, CAMPAIGN_EPOCHS = 100, 3, 40
 MATCH3_MODELS = ("dot-product", "simplicial-pairs", "simplicial-virtual", "trilinear-pairs")
 
 
 def length_cost():
     """What a Match3 secondary at length 16 would cost here (`--length-cost`): seconds per epoch
-    of each Match3 model at the campaign's length (N = 8, M = 23) and at N = 16 (M = 197, which
-    puts about half of a uniform draw's positions in a triple: 1 - (1 - 1/197)^136 = 0.50, as
-    M = 23 did at N = 8 with its 36 pairs, 0.80), back to back in this process, and what a
+    of each Match3 model at the campaign's length (N = 8, M = 23) and at N = 16 (M = 197, the
+    secondary's task), back to back in this process, and what a
     campaign of the same shape (4 models x 8 seeds x 40 epochs) would take at N = 16, from the
     campaign's own seconds per epoch at N = 8 scaled by each model's ratio. Seed 100 (a pilot
     seed), 3 epochs a model (the median skips the first, which compiles). Writes
     results/length-16-cost.json; trains nothing that enters a comparison."""
-    TASKS["match3-16"] = {
-        "generator": "match3",
-        "length": LENGTH_COST["match3-16"][0],
-        "modulus": LENGTH_COST["match3-16"][1],
-        "balanced": True,
-    }
     rows = []
     for model in MATCH3_MODELS:
         row = {"model": model}
@@ -474,7 +530,7 @@ def length_cost():
             record = train_run(task, model, COST_SEED, COST_EPOCHS, TRAIN_SIZE, TEST_SIZE)
             row[task] = record["seconds_per_epoch"]  # the median over its epochs
             print(f"{model} {task}: {row[task]:.1f} s per epoch", flush=True)
-        row["ratio"] = row["match3-16"] / row["match3"]
+        row["ratio"] = row[SECONDARY] / row["match3"]
         rows.append(row)
     # The campaign's own seconds per epoch at N = 8, scaled by each model's measured ratio.
     committed = {}
@@ -489,7 +545,7 @@ def length_cost():
     )
     hours = seconds / 3600
     result = {
-        "lengths": LENGTH_COST,
+        "lengths": {task: (TASKS[task]["length"], TASKS[task]["modulus"]) for task in LENGTH_COST},
         "seed": COST_SEED,
         "epochs_timed": COST_EPOCHS,
         "rows": rows,
@@ -500,8 +556,7 @@ def length_cost():
     out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     for row in rows:
         print(
-            f"| {row['model']} | {row['match3']:.1f} | {row['match3-16']:.1f} | "
-            f"{row['ratio']:.1f} |"
+            f"| {row['model']} | {row['match3']:.1f} | {row[SECONDARY]:.1f} | {row['ratio']:.1f} |"
         )
     print(f"a campaign at N = 16 (4 models x 8 seeds x 40 epochs): about {hours:.1f} hours")
     return 0
@@ -517,9 +572,8 @@ def main(argv=None):
         tf.config.threading.set_intra_op_parallelism_threads(args.threads)
         tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     out = Path(args.out)
-    if args.quick and out.resolve() == RESULTS.resolve():
-        sys.exit("--quick runs are not the pre-registered ones: give another --out.")
-    epochs = QUICK["epochs"] if args.quick else None  # None: each task's EPOCHS
+    # None: each task's EPOCHS
+    epochs = QUICK["epochs"] if args.quick else args.epochs
     train_size = QUICK["train_size"] if args.quick else TRAIN_SIZE
     test_size = QUICK["test_size"] if args.quick else TEST_SIZE
     runs = planned_runs(args.tasks, args.models, args.seeds)
