@@ -33,6 +33,10 @@ PAGE = STUDY / "README.md"
 FIGURES = STUDY / "figures"
 PREREGISTRATION = STUDY / "preregistration.md"
 CONCLUSION = "conclusion.md"
+# The secondary, Match3 at length 16: its own pre-registration, pilot and runs.
+SECONDARY_PREREGISTRATION = STUDY / "length-16-preregistration.md"
+SECONDARY_RESULTS = STUDY / "length-16" / "results"
+SECONDARY_PILOT = STUDY / "length-16" / "pilot"
 
 # ------------------------------------------------------- fixed by the pre-registration (section 4)
 ALPHA = 0.05
@@ -54,11 +58,25 @@ PRIMARY = tuple(
     if model != "simplicial-triples" or task == "three-key"
 )
 
+# ----------------------------------- fixed by the secondary's pre-registration (length-16-...md)
+SECONDARY_TASK = "match3-16"
+# Its own family, Holm's correction over these 3 alone, at the same ALPHA.
+SECONDARY_FAMILY = tuple((SECONDARY_TASK, model) for model in MODELS[1:4])
+# The pilot's rules: go unless every model's last held-out accuracy is below NOTHING_LEARNED or at
+# least CEILING; the epochs are the first candidate by which every model has plateaued (the mean
+# of its last PLATEAU_WINDOW epochs there within PLATEAU_TOLERANCE of the pilot's last ones).
+NOTHING_LEARNED = 0.55
+CEILING = 0.99
+EPOCH_CANDIDATES = (20, 30, 40, 50)
+PLATEAU_WINDOW = 5
+PLATEAU_TOLERANCE = 0.01
+
 TASK_TITLES = {
     "match3": "Match3",
     "match2": "Match2 (the control)",
     "two-key": "Two keys",
     "three-key": "Three keys",
+    SECONDARY_TASK: "Match3 at length 16 (the secondary)",
 }
 MODEL_DESCRIPTIONS = {
     "dot-product": "`TransformerBlock`: dot-product attention, 2 heads",
@@ -162,11 +180,11 @@ def median(values):
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def comparisons(groups, measure):
-    """{(task, model): (difference, p, smallest p)} for each primary pair with every seed of both
-    models, and {(task, model): (n model, n reference)} for the others."""
+def comparisons(groups, measure, family=PRIMARY):
+    """{(task, model): (difference, p, smallest p)} for each pair of `family` with every seed of
+    both models, and {(task, model): (n model, n reference)} for the others."""
     done, waiting = {}, {}
-    for task, model in PRIMARY:
+    for task, model in family:
         treated = [measure(run) for run in groups.get((task, model), [])]
         reference = [measure(run) for run in groups.get((task, REFERENCE), [])]
         if len(treated) >= SEEDS_PER_MODEL and len(reference) >= SEEDS_PER_MODEL:
@@ -175,6 +193,39 @@ def comparisons(groups, measure):
         else:
             waiting[(task, model)] = (len(treated), len(reference))
     return done, waiting
+
+
+def plateau_epoch(accuracies):
+    """The first of `EPOCH_CANDIDATES` by which a pilot run (its held-out accuracy per epoch) has
+    plateaued, or None: the mean over the `PLATEAU_WINDOW` epochs ending there is within
+    `PLATEAU_TOLERANCE` of the mean over its last `PLATEAU_WINDOW` epochs."""
+    last = mean(accuracies[-PLATEAU_WINDOW:])
+    for epoch in EPOCH_CANDIDATES:
+        if epoch <= len(accuracies):
+            window = accuracies[epoch - PLATEAU_WINDOW : epoch]
+            if abs(mean(window) - last) <= PLATEAU_TOLERANCE:
+                return epoch
+    return None
+
+
+def pilot_decision(pilot_runs):
+    """(decision, epochs, {model: plateau epoch or None}) of the secondary's pilot, by the rules
+    of its pre-registration's section 1; (None, None, {}) without all four models' runs."""
+    by_model = {run["model"]: run for run in pilot_runs if run["task"] == SECONDARY_TASK}
+    if set(by_model) < set(MODELS[:4]) or not by_model:
+        return None, None, {}
+    finals = {model: final_accuracy(by_model[model]) for model in MODELS[:4]}
+    plateaus = {
+        model: plateau_epoch([row["test_accuracy"] for row in by_model[model]["epochs"]])
+        for model in MODELS[:4]
+    }
+    if all(value < NOTHING_LEARNED for value in finals.values()):
+        return "no-go, nothing learned", None, plateaus
+    if all(value >= CEILING for value in finals.values()):
+        return "no-go, ceiling", None, plateaus
+    if any(epoch is None for epoch in plateaus.values()):
+        return "go", EPOCH_CANDIDATES[-1], plateaus
+    return "go", max(plateaus.values()), plateaus
 
 
 # ---------------------------------------------------------------------------------------- figures
@@ -418,22 +469,23 @@ def results_section(task, groups, figure_link):
     return lines
 
 
-def comparison_section(groups):
-    done, waiting = comparisons(groups, final_accuracy)
-    adjusted = holm({key: value[1] for key, value in done.items()}, len(PRIMARY))
+def comparison_section(groups, family=PRIMARY, heading="## The pre-registered comparisons"):
+    """The table of `family`'s tests, Holm's correction over `family`; (lines, done, adjusted)."""
+    done, waiting = comparisons(groups, final_accuracy, family)
+    adjusted = holm({key: value[1] for key, value in done.items()}, len(family))
     lines = [
-        "## The pre-registered comparisons",
+        heading,
         "",
         f"Each 2-simplicial model against the dot-product model of its task: the difference of "
         "the mean held-out accuracies after the last epoch, the exact one-sided permutation "
         f"p-value (H1: the 2-simplicial model's mean is higher; all C(16, 8) = 12,870 splits of "
-        f"the 16 runs), and Holm's adjustment over the {len(PRIMARY)} comparisons of the family "
+        f"the 16 runs), and Holm's adjustment over the {len(family)} comparisons of the family "
         f"(those still missing count as p = 1 until they are done). Ahead: adjusted p <= {ALPHA}.",
         "",
         "| task | model | difference | p (one-sided) | Holm-adjusted p | ahead of dot-product? |",
         "|---|---|---|---|---|---|",
     ]
-    for key in PRIMARY:
+    for key in family:
         task, model = key
         if key in done:
             difference, p, smallest = done[key]
@@ -545,6 +597,127 @@ def summary_section(groups, done, adjusted, total_runs, planned_runs):
     return lines + [""]
 
 
+def registration_warning(runs, registration):
+    """A warning if some of `runs` were made under a text of `registration` other than today's."""
+    registered = _sha256(registration)
+    if not runs or {run.get("preregistration_sha256") for run in runs} == {registered}:
+        return []
+    return [
+        '!!! warning "Pre-registration changed"',
+        f"    {sum(run.get('preregistration_sha256') != registered for run in runs)} runs "
+        "were made under a pre-registration text other than the current one (or none).",
+        "",
+    ]
+
+
+def pilot_table(pilot_runs, plateaus):
+    """The secondary's pilot: held-out accuracy every 10 epochs, and where each model plateaued."""
+    runs = {run["model"]: run for run in pilot_runs if run["task"] == SECONDARY_TASK}
+    length = max(len(run["epochs"]) for run in runs.values())
+    marks = [e for e in range(10, length + 1, 10)]
+    lines = [
+        "| model (seed "
+        + ", ".join(sorted({str(run["seed"]) for run in runs.values()}))
+        + ") | "
+        + " | ".join(f"epoch {e}" for e in marks)
+        + " | plateaued by |",
+        "|---|" + "---|" * (len(marks) + 1),
+    ]
+    for model in MODELS:
+        run = runs.get(model)
+        if run is None:
+            continue
+        accuracies = [row["test_accuracy"] for row in run["epochs"]]
+        cells = [f"{accuracies[e - 1]:.3f}" if e <= len(accuracies) else "" for e in marks]
+        plateau = plateaus.get(model)
+        shown = f"epoch {plateau}" if plateau else "not by 50" if plateaus else ""
+        lines.append(f"| {model} | " + " | ".join(cells) + f" | {shown} |")
+    return lines + [""]
+
+
+def length_16_section(results, pilot, figures, page, registration):
+    """The secondary (Match3 at length 16): its pilot and decision, its runs, its own family's
+    tests; (lines, verdict line or None)."""
+    registration_link = os.path.relpath(registration, Path(page).parent)
+    results_link = os.path.relpath(results, ROOT) if Path(results).is_absolute() else results
+    lines = [
+        "## Secondary, pre-registered: Match3 at length 16",
+        "",
+        "Closer to the literature's lengths, where the theory's separation between one layer of "
+        "dot-product attention and 2-simplicial attention should be wider: Match3 at N = 16, "
+        "M = 197, balanced, the four Match3 models with the primary's constants and seeds 1-8, "
+        f"the same endpoint and test. [Its own pre-registration]({registration_link}) fixed the "
+        "pilot's rules before the pilot and the campaign before its runs; its "
+        f"{len(SECONDARY_FAMILY)} comparisons are their own family (Holm's correction over "
+        f"{len(SECONDARY_FAMILY)}), apart from the primary's {len(PRIMARY)}. Its runs are in "
+        f"`{results_link}`.",
+        "",
+    ]
+    _, pilot_runs, _ = load(pilot)
+    if not pilot_runs:
+        return lines + ["The pilot has not run yet.", ""], None
+    decision, epochs, plateaus = pilot_decision(pilot_runs)
+    lines += ["**The pilot** (held-out accuracy):", ""] + pilot_table(pilot_runs, plateaus)
+    if decision is None:
+        return lines + ["The pilot is incomplete: no decision yet.", ""], None
+    lines += [
+        f"By the pre-registered rules: **{decision}**"
+        + (f", {epochs} epochs." if epochs else ": the campaign does not run.")
+        + f" (Go unless every model ends below {NOTHING_LEARNED} or every model at {CEILING} or "
+        f"more; a model has plateaued by epoch e when its mean over epochs e-{PLATEAU_WINDOW - 1}"
+        f"..e is within {PLATEAU_TOLERANCE} of its mean over the pilot's last "
+        f"{PLATEAU_WINDOW}.)",
+        "",
+    ]
+    if epochs is None:
+        return lines, f"- Match3 at length 16: {decision}; the campaign did not run."
+    if epochs == EPOCH_CANDIDATES[-1] and any(v is None for v in plateaus.values()):
+        late = [model for model, epoch in plateaus.items() if epoch is None]
+        lines += [
+            f"The endpoint of {', '.join(late)} is taken before its pilot's plateau (the cap).",
+            "",
+        ]
+    plan, runs, unreadable = load(results)
+    if not runs:
+        return lines + ["No run of the campaign has finished yet.", ""], None
+    planned = len(plan["seeds"]) * len(plan["runs"]) if plan else 4 * SEEDS_PER_MODEL
+    lines += registration_warning(runs, registration)
+    if unreadable:
+        lines += [f"Unreadable files, left out: {', '.join(unreadable)}.", ""]
+    if len(runs) < planned:
+        lines += [
+            '!!! warning "Partial results"',
+            f"    {len(runs)} of the {planned} planned runs of the secondary have finished.",
+            "",
+        ]
+    off = [run for run in runs if len(run["epochs"]) != epochs]
+    if off:
+        lines += [f"{len(off)} runs trained for other than the pilot's {epochs} epochs.", ""]
+    groups = group(runs)
+    figure = Path(figures) / f"{SECONDARY_TASK}.png"
+    draw_curves(SECONDARY_TASK, groups, figure)
+    lines += provenance_lines(runs)
+    lines += results_section(SECONDARY_TASK, groups, os.path.relpath(figure, Path(page).parent))[2:]
+    table, done, adjusted = comparison_section(
+        groups, SECONDARY_FAMILY, heading="### Its comparisons, a family of 3"
+    )
+    lines += table
+    verdict = None
+    if done:
+        ahead = [model for (_, model) in done if adjusted[(SECONDARY_TASK, model)] <= ALPHA]
+        verdict = (
+            f"- {TASK_TITLES[SECONDARY_TASK]}: "
+            + (
+                f"ahead of dot-product after Holm's correction over its family: {', '.join(ahead)}"
+                if ahead
+                else "no 2-simplicial model is ahead of dot-product after Holm's correction over "
+                "its family"
+            )
+            + f" ({len(done)} of its {len(SECONDARY_FAMILY)} comparisons tested)."
+        )
+    return lines, verdict
+
+
 def estimate(plan):
     """ "about H hours for all runs; " from the plan's pilot seconds per epoch, or ""."""
     if not plan or not plan.get("measured_seconds_per_epoch"):
@@ -559,7 +732,8 @@ def estimate(plan):
     return f"about {seconds / 3600:.1f} hours for all runs on the pilots' machine; "
 
 
-def render(results, figures, preregistration, page, first_campaign=None):
+def render(results, figures, preregistration, page, first_campaign=None, secondary=None):
+    """The page. `secondary`: (results, pilot, pre-registration) of the length-16 secondary."""
     plan, runs, unreadable = load(results)
     groups = group(runs)
     planned_runs = (
@@ -604,15 +778,7 @@ def render(results, figures, preregistration, page, first_campaign=None):
             "`studies/simplicial-attention-tasks/run.py` has written its first results.",
             "",
         ]
-    registered = _sha256(preregistration)
-    hashes = {run.get("preregistration_sha256") for run in runs}
-    if runs and hashes != {registered}:
-        lines += [
-            '!!! warning "Pre-registration changed"',
-            f"    {sum(run.get('preregistration_sha256') != registered for run in runs)} runs "
-            "were made under a pre-registration text other than the current one (or none).",
-            "",
-        ]
+    lines += registration_warning(runs, preregistration)
     quick = [run for run in runs if run.get("quick")]
     if quick:
         lines += [
@@ -644,7 +810,13 @@ def render(results, figures, preregistration, page, first_campaign=None):
     lines += comparison_lines
     lines += secondary_section(groups)
     lines += cost_section(groups)
-    lines += summary_section(groups, done, adjusted, len(runs), planned_runs)
+    summary = summary_section(groups, done, adjusted, len(runs), planned_runs)
+    secondary_lines, verdict = [], None
+    if secondary is not None:
+        secondary_lines, verdict = length_16_section(*secondary[:2], figures, page, secondary[2])
+    if verdict:
+        summary.insert(-1, verdict)
+    lines += summary + secondary_lines
     if first_campaign is not None:
         lines += earlier_section(groups, first_campaign)
     conclusion = Path(results) / CONCLUSION
@@ -669,13 +841,35 @@ def main(argv=None):
         "--preregistration", default=str(PREREGISTRATION), help="the pre-registration page"
     )
     parser.add_argument(
+        "--secondary-results",
+        default=str(SECONDARY_RESULTS),
+        help="the length-16 secondary's runs",
+    )
+    parser.add_argument(
+        "--secondary-pilot", default=str(SECONDARY_PILOT), help="the secondary's pilot runs"
+    )
+    parser.add_argument(
+        "--secondary-preregistration",
+        default=str(SECONDARY_PREREGISTRATION),
+        help="the secondary's pre-registration page",
+    )
+    parser.add_argument(
         "--first-campaign",
         default=str(FIRST_CAMPAIGN),
         help="the first campaign's runs (before the initialisation fix), compared in a note",
     )
     args = parser.parse_args(argv)
     text = render(
-        args.results, args.figures, args.preregistration, args.page, Path(args.first_campaign)
+        args.results,
+        args.figures,
+        args.preregistration,
+        args.page,
+        Path(args.first_campaign),
+        secondary=(
+            Path(args.secondary_results),
+            Path(args.secondary_pilot),
+            Path(args.secondary_preregistration),
+        ),
     )
     atomic_write_text(args.page, text)
     print(f"wrote {args.page}")

@@ -116,9 +116,24 @@ def write_results(folder, runs):
         (folder / name).write_text(json.dumps(record), encoding="utf-8")
 
 
-def report(tmp_path, runs, preregistration_text="the plan\n", first_campaign=()):
+def report(
+    tmp_path,
+    runs,
+    preregistration_text="the plan\n",
+    first_campaign=(),
+    pilot=(),
+    secondary=(),
+):
+    """The page and figures folder of report.py on fake runs: the primary's `runs`, the first
+    campaign's, and the length-16 secondary's `pilot` and `secondary` runs (its pre-registration's
+    text: SECONDARY_TEXT)."""
     earlier = tmp_path / "first-campaign"
     write_results(earlier, first_campaign)
+    secondary_results, secondary_pilot = tmp_path / "length-16" / "results", tmp_path / "pilot"
+    write_results(secondary_results, secondary)
+    write_results(secondary_pilot, pilot)
+    secondary_registration = tmp_path / "length-16-preregistration.md"
+    secondary_registration.write_text(SECONDARY_TEXT, encoding="utf-8")
     preregistration = tmp_path / "preregistration.md"
     preregistration.write_text(preregistration_text, encoding="utf-8")
     results = tmp_path / "results"
@@ -138,8 +153,17 @@ def report(tmp_path, runs, preregistration_text="the plan\n", first_campaign=())
         preregistration,
         "--first-campaign",
         earlier,
+        "--secondary-results",
+        secondary_results,
+        "--secondary-pilot",
+        secondary_pilot,
+        "--secondary-preregistration",
+        secondary_registration,
     )
     return page.read_text(encoding="utf-8"), figures
+
+
+SECONDARY_TEXT = "the secondary's plan\n"
 
 
 def one_sided_p(treated, reference):
@@ -232,3 +256,91 @@ def test_report_names_the_layers_and_keeps_the_first_campaign_in_a_note(tmp_path
     assert "| match3 | dot-product | 0.700 (3) | 0.815 (2) | +0.115 |" in text
     assert "| match2 | dot-product | 0.990 (1) | not run yet |  |" in text
     assert "[first-campaign.md](first-campaign.md)" in text
+
+
+def pilot_run(model, final, flat_from, epochs=60, seed=100, task="match3-16", registered=None):
+    """A run whose held-out accuracy rises linearly from 0.5 to `final` at epoch `flat_from`, then
+    stays there."""
+    record = fake_run(task, model, seed, final, registered, epochs=epochs)
+    for row in record["epochs"]:
+        row["test_accuracy"] = 0.5 + (final - 0.5) * min(1.0, (row["epoch"] - 1) / (flat_from - 1))
+    return record
+
+
+def test_report_decides_the_secondary_pilot_by_its_rules_and_tests_its_own_family(tmp_path):
+    # Plateaus by 20, 20, 40 and 30 epochs: go, the last of them.
+    pilot = [
+        pilot_run("dot-product", 0.70, 15),
+        pilot_run("simplicial-pairs", 0.80, 12),
+        pilot_run("simplicial-virtual", 0.75, 35),
+        pilot_run("trilinear-pairs", 0.90, 25),
+    ]
+    registered = hashlib.sha256(SECONDARY_TEXT.encode()).hexdigest()
+    dot = [0.70, 0.71, 0.72, 0.73, 0.74, 0.75, 0.76, 0.77]
+    trilinear = [0.73, 0.745, 0.76, 0.775, 0.79, 0.805, 0.82, 0.84]
+    secondary = [
+        fake_run("match3-16", "dot-product", s + 1, a, registered, epochs=40)
+        for s, a in enumerate(dot)
+    ]
+    secondary += [
+        fake_run("match3-16", "trilinear-pairs", s + 1, a, registered, epochs=40)
+        for s, a in enumerate(trilinear)
+    ]
+    registered_primary = hashlib.sha256(b"the plan\n").hexdigest()
+    primary = [fake_run("match3", "dot-product", 1, 0.8, registered_primary)]
+    text, figures = report(tmp_path, primary, pilot=pilot, secondary=secondary)
+    section = text[text.index("## Secondary, pre-registered: Match3 at length 16") :]
+    assert "| dot-product | 0.629 | 0.700 | 0.700 | 0.700 | 0.700 | 0.700 | epoch 20 |" in section
+    assert "| simplicial-virtual | 0.566 | 0.640 | 0.713 | 0.750 | 0.750 | 0.750 | epoch 40 |" in (
+        section
+    )
+    assert "By the pre-registered rules: **go**, 40 epochs." in section
+    p = one_sided_p(trilinear, dot)
+    holm = min(1.0, 3 * p)  # its own family of 3, the two untested counting as p = 1
+    difference = np.mean(trilinear) - np.mean(dot)
+    assert f"| match3-16 | trilinear-pairs | {difference:+.3f} | {p:.4f} | {holm:.4f} |" in section
+    assert "Holm's adjustment over the 3 comparisons" in section
+    assert "16 of the 32 planned runs of the secondary have finished" in section
+    assert "Pre-registration changed" not in section and "other than the pilot's" not in section
+    assert (figures / "match3-16.png").exists()
+    # The primary family is unchanged: 13 comparisons, none of them at length 16.
+    assert "Holm's adjustment over the 13 comparisons" in text
+    assert text.index("## What the numbers say") < text.index("- Match3 at length 16 (the")
+
+
+def test_report_stops_the_secondary_on_a_no_go(tmp_path):
+    pilot = [pilot_run(model, 0.52, 10) for model in ("dot-product", "simplicial-pairs")]
+    text, _ = report(tmp_path, [], pilot=pilot)
+    assert "The pilot is incomplete: no decision yet." in text
+    pilot += [pilot_run(model, 0.53, 10) for model in ("simplicial-virtual", "trilinear-pairs")]
+    other = tmp_path / "other"
+    other.mkdir()
+    text, _ = report(other, [], pilot=pilot)
+    assert (
+        "By the pre-registered rules: **no-go, nothing learned**: the campaign does not run."
+        in (text)
+    )
+    ceiling = [
+        pilot_run(model, 0.995, 30)
+        for model in ("dot-product", "simplicial-pairs", "simplicial-virtual", "trilinear-pairs")
+    ]
+    third = tmp_path / "third"
+    third.mkdir()
+    text, _ = report(third, [], pilot=ceiling)
+    assert "**no-go, ceiling**" in text
+
+
+def test_the_secondary_runs_alone_into_its_own_folder_once_its_epochs_are_fixed(tmp_path):
+    mixed = run(TRAIN, "--tasks", "match3", "match3-16", "--dry-run", check=False)
+    assert mixed.returncode != 0 and "run it alone (--tasks match3-16)" in mixed.stderr
+    committed = run(TRAIN, "--tasks", "match3-16", "--epochs", "3", "--dry-run", check=False)
+    assert committed.returncode != 0 and "give another --out" in committed.stderr
+    bad = run(TRAIN, "--epochs", "0", "--out", tmp_path, "--dry-run", check=False)
+    assert bad.returncode != 0 and "--epochs must be a positive integer, got 0" in bad.stderr
+    result = run(TRAIN, "--tasks", "match3-16", "--epochs", "3", "--out", tmp_path, "--dry-run")
+    assert "32 runs planned, 0 done, 32 to do" in result.stdout
+    plan = json.loads((tmp_path / "plan.json").read_text(encoding="utf-8"))
+    assert plan["tasks"]["match3-16"]["length"] == 16 and plan["epochs"] == {"match3-16": 3}
+    secondary = STUDY / "length-16-preregistration.md"
+    assert plan["preregistration_sha256"] == hashlib.sha256(secondary.read_bytes()).hexdigest()
+    assert 0.45 < plan["positive_rates_uniform"]["match3-16"] < 0.55
