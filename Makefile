@@ -90,11 +90,14 @@ reproduce-small: $(STAMP)
 
 # When 2-simplicial attention helps: every task x model x seed that
 # studies/simplicial-attention-tasks/preregistration.md fixes (136 one-block trainings, one at a time,
-# about 2.3 hours on 2 cores), one JSON per run in studies/simplicial-attention-tasks/results/, then
-# studies/simplicial-attention-tasks/README.md and its figures. Resumable: run it again to continue where it
-# stopped. `make simplicial-tasks-report` redraws the page without training.
+# about 2.3 hours on 2 cores), one JSON per run in studies/simplicial-attention-tasks/results/, and
+# the secondary that length-16-preregistration.md fixes (Match3 at length 16: 32 runs, about half an
+# hour, into length-16/results/), then studies/simplicial-attention-tasks/README.md and its figures.
+# Resumable: run it again to continue where it stopped. `make simplicial-tasks-report` redraws the
+# page without training.
 simplicial-tasks: $(STAMP)
 	$(PY) studies/simplicial-attention-tasks/run.py
+	$(PY) studies/simplicial-attention-tasks/run.py --tasks match3-16
 	$(PY) studies/simplicial-attention-tasks/report.py
 
 simplicial-tasks-report: $(STAMP)

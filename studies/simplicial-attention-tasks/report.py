@@ -764,11 +764,13 @@ def render(results, figures, preregistration, page, first_campaign=None, seconda
         "```bash",
         f".venv/bin/python {STUDY_PATH}/run.py --dry-run  # the plan, its time",
         f".venv/bin/python {STUDY_PATH}/run.py            # the runs not done yet",
+        f".venv/bin/python {STUDY_PATH}/run.py --tasks match3-16  # the secondary's",
         f".venv/bin/python {STUDY_PATH}/report.py         # this page",
         "```",
         "",
-        f"`make simplicial-tasks` does the last two ({estimate(plan)}run again, it continues "
-        "where it stopped), `make simplicial-tasks-report` the last.",
+        f"`make simplicial-tasks` does the last three ({estimate(plan)}about half an hour more "
+        "for the secondary; run again, it continues where it stopped), "
+        "`make simplicial-tasks-report` the last.",
         "",
     ]
     if not runs:
