@@ -51,6 +51,7 @@ SECONDARY = "match3-16"
 SECONDARY_PREREGISTRATION = STUDY / "length-16-preregistration.md"
 SECONDARY_RESULTS = STUDY / "length-16" / "results"
 SECONDARY_PILOT = STUDY / "length-16" / "pilot"
+CHECK_RESULTS = STUDY / "length-16" / "checks"
 # Which layers this process trains: read once, at import, as later edits or commits in the checkout
 # do not change the code already imported.
 PROVENANCE = provenance()
@@ -114,6 +115,20 @@ MODELS_OF_TASK = {
     "three-key": BASE_MODELS + ("simplicial-triples",),
 }
 
+# --length-16-checks: exploratory, after the secondary's campaign, and tested by nothing: why every
+# model stays near chance at length 16. Each check changes one thing of the secondary's task:
+# "match3-8-m197" its length back to 8, keeping M = 197 (is it the 197 residues the embedding must
+# learn from one-hot inputs, rather than the length?); "match3-16-data4x" 4 times the training
+# sequences (is it the data?). The secondary's epochs, seeds 100 and 101 (no campaign's seeds).
+CHECKS = {
+    "match3-8-m197": {
+        "task": {"generator": "match3", "length": 8, "modulus": 197, "balanced": True},
+        "train_factor": 1,
+    },
+    "match3-16-data4x": {"task": TASKS[SECONDARY], "train_factor": 4},
+}
+CHECK_SEEDS = (100, 101)
+
 # Seconds per epoch measured on this 2-core machine (TensorFlow + XLA, beside another training, 3
 # epochs of seed 100), and per run outside the epochs (data, building, compiling, the held-out
 # evaluations): the dry run's estimate until runs exist, whose own seconds then replace these.
@@ -148,15 +163,20 @@ SECONDS_PER_RUN_OUTSIDE_EPOCHS = 15.0
 QUICK = {"epochs": 2, "train_size": 128, "test_size": 64}
 
 
+def task_settings(task):
+    """The generator and arguments of `task`: a pre-registered task or a length-16 check."""
+    return TASKS[task] if task in TASKS else CHECKS[task]["task"]
+
+
 def task_data(task, size, seed, split):
     """`tasks.Examples` of `task` for (seed, split)."""
-    settings = dict(TASKS[task])
+    settings = dict(task_settings(task))
     generator = getattr(tasks, settings.pop("generator"))
     return generator(size, seed=seed, split=split, **settings)
 
 
 def per_position(task):
-    return TASKS[task]["generator"] != "key_task"
+    return task_settings(task)["generator"] != "key_task"
 
 
 # ---------------------------------------------------------------------------------------- models
@@ -320,7 +340,7 @@ def train_run(task, model_name, seed, epochs, train_size, test_size):
         "seconds_total": time.time() - started,
         "epochs": rows,
         "settings": {
-            "task": TASKS[task],
+            "task": task_settings(task),
             "model": MODELS[model_name],
             "epochs": epochs,
             "train_size": train_size,
@@ -450,7 +470,21 @@ def parse_args(argv=None):
         help="time Match3's models at lengths 8 and 16 instead (no run of the campaign)",
     )
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
-    parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
+    parser.add_argument(
+        "--length-16-checks",
+        action="store_true",
+        help="exploratory: train the checks of why length 16 stays near chance "
+        f"({', '.join(CHECKS)}; seeds {', '.join(map(str, CHECK_SEEDS))}) into "
+        f"{CHECK_RESULTS.relative_to(ROOT)} instead (no run of the campaign)",
+    )
+    parser.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        default=None,
+        help=f"default: {', '.join(map(str, SEEDS))} ({', '.join(map(str, CHECK_SEEDS))} for the "
+        "checks)",
+    )
     parser.add_argument(
         "--out",
         default=None,
@@ -494,9 +528,19 @@ def parse_args(argv=None):
             f"--tasks: {SECONDARY} is the secondary, with its own pre-registration and results "
             f"folder: run it alone (--tasks {SECONDARY}), not with {', '.join(args.tasks)}."
         )
+    if args.seeds is None:
+        args.seeds = list(CHECK_SEEDS if args.length_16_checks else SEEDS)
     if args.out is None:
-        args.out = str(SECONDARY_RESULTS if args.tasks == [SECONDARY] else RESULTS)
-    committed = {RESULTS.resolve(), SECONDARY_RESULTS.resolve()}
+        if args.length_16_checks:
+            args.out = str(CHECK_RESULTS)
+        else:
+            args.out = str(SECONDARY_RESULTS if args.tasks == [SECONDARY] else RESULTS)
+    if args.length_16_checks and (args.epochs is not None or args.length_cost):
+        parser.error(
+            "--length-16-checks trains the secondary's epochs: give it neither --epochs nor "
+            "--length-cost."
+        )
+    committed = {RESULTS.resolve(), SECONDARY_RESULTS.resolve(), CHECK_RESULTS.resolve()}
     if (args.quick or args.epochs is not None) and Path(args.out).resolve() in committed:
         parser.error(
             "--quick and --epochs runs are not the pre-registered ones: give another --out."
@@ -557,6 +601,34 @@ def length_cost():
     return 0
 
 
+def length_16_checks(out, models, seeds, quick):
+    """`--length-16-checks`: each check x Match3 model x seed not done yet, one JSON each in `out`
+    (resumable, as the campaign), with the secondary's epochs."""
+    epochs = QUICK["epochs"] if quick else EPOCHS[SECONDARY]
+    base = QUICK["train_size"] if quick else TRAIN_SIZE
+    test_size = QUICK["test_size"] if quick else TEST_SIZE
+    out.mkdir(parents=True, exist_ok=True)
+    for seed in seeds:
+        for check, spec in CHECKS.items():
+            for model_name in MATCH3_MODELS:
+                path = run_path(out, check, model_name, seed)
+                if model_name not in models or path.exists():
+                    continue
+                train_size = spec["train_factor"] * base
+                record = train_run(check, model_name, seed, epochs, train_size, test_size)
+                record["exploratory"] = True
+                record["preregistration_sha256"] = None  # no pre-registration fixes the checks
+                if quick:
+                    record["quick"] = True
+                _write_atomically(path, record)
+                print(
+                    f"{path.name}: held-out accuracy {record['endpoint']['test_accuracy']:.3f}, "
+                    f"training {record['epochs'][-1]['train_accuracy']:.3f}",
+                    flush=True,
+                )
+    return 0
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.length_cost:
@@ -567,6 +639,8 @@ def main(argv=None):
         tf.config.threading.set_intra_op_parallelism_threads(args.threads)
         tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     out = Path(args.out)
+    if args.length_16_checks:
+        return length_16_checks(out, args.models, args.seeds, args.quick)
     # None: each task's EPOCHS
     epochs = QUICK["epochs"] if args.quick else args.epochs
     train_size = QUICK["train_size"] if args.quick else TRAIN_SIZE
