@@ -37,6 +37,12 @@ CONCLUSION = "conclusion.md"
 SECONDARY_PREREGISTRATION = STUDY / "length-16-preregistration.md"
 SECONDARY_RESULTS = STUDY / "length-16" / "results"
 SECONDARY_PILOT = STUDY / "length-16" / "pilot"
+# Exploratory checks after the secondary (run.py --length-16-checks): tested by nothing.
+CHECK_RESULTS = STUDY / "length-16" / "checks"
+CHECK_COLUMNS = (
+    ("match3-8-m197", "length 8, M = 197"),
+    ("match3-16-data4x", "length 16, M = 197, 32,000 sequences"),
+)
 
 # ------------------------------------------------------- fixed by the pre-registration (section 4)
 ALPHA = 0.05
@@ -635,7 +641,9 @@ def pilot_table(pilot_runs, plateaus):
     return lines + [""]
 
 
-def length_16_section(results, pilot, figures, page, registration):
+def length_16_section(
+    results, pilot, figures, page, registration, primary_groups=None, checks=None
+):
     """The secondary (Match3 at length 16): its pilot and decision, its runs, its own family's
     tests; (lines, verdict line or None)."""
     registration_link = os.path.relpath(registration, Path(page).parent)
@@ -702,6 +710,8 @@ def length_16_section(results, pilot, figures, page, registration):
         groups, SECONDARY_FAMILY, heading="### Its comparisons, a family of 3"
     )
     lines += table
+    if checks is not None:
+        lines += checks_section(checks, groups, primary_groups or {})
     verdict = None
     if done:
         ahead = [model for (_, model) in done if adjusted[(SECONDARY_TASK, model)] <= ALPHA]
@@ -716,6 +726,47 @@ def length_16_section(results, pilot, figures, page, registration):
             + f" ({len(done)} of its {len(SECONDARY_FAMILY)} comparisons tested)."
         )
     return lines, verdict
+
+
+def checks_section(checks, secondary_groups, primary_groups):
+    """The exploratory checks of why length 16 stays near chance, beside the two campaigns."""
+    _, runs, _ = load(checks)
+    if not runs:
+        return []
+    checks_groups = group(runs)
+    columns = [("length 8, M = 23 (the primary)", primary_groups, "match3")]
+    columns += [("length 16, M = 197 (the secondary)", secondary_groups, SECONDARY_TASK)]
+    columns += [(title, checks_groups, task) for task, title in CHECK_COLUMNS]
+
+    def cell(groups, task, model):
+        done = groups.get((task, model), [])
+        if not done:
+            return "not run"
+        held_out = mean([final_accuracy(run) for run in done])
+        training = mean([run["epochs"][-1]["train_accuracy"] for run in done])
+        return f"{held_out:.3f} / {training:.3f} ({len(done)})"
+
+    lines = [
+        "### Why near chance? Exploratory checks",
+        "",
+        "Not pre-registered and tested by nothing: run after the campaign "
+        "(`run.py --length-16-checks`, seeds 100 and 101, the secondary's 30 epochs), each "
+        "changing one thing of the secondary's task, to say where its difficulty comes from: "
+        "the length, the modulus (M = 197 residues the embedding must learn from one-hot inputs, "
+        "against 23), or the data. Each cell: held-out / training accuracy after the last epoch, "
+        "means over the runs (their number in brackets); the primary's cells are after its 40 "
+        "epochs.",
+        "",
+        "| model | " + " | ".join(title for title, _, _ in columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
+    for model in MODELS[:4]:
+        lines.append(
+            f"| {model} | "
+            + " | ".join(cell(groups, task, model) for _, groups, task in columns)
+            + " |"
+        )
+    return lines + [""]
 
 
 def estimate(plan):
@@ -733,7 +784,8 @@ def estimate(plan):
 
 
 def render(results, figures, preregistration, page, first_campaign=None, secondary=None):
-    """The page. `secondary`: (results, pilot, pre-registration) of the length-16 secondary."""
+    """The page. `secondary`: (results, pilot, pre-registration[, exploratory checks]) of the
+    length-16 secondary."""
     plan, runs, unreadable = load(results)
     groups = group(runs)
     planned_runs = (
@@ -815,7 +867,16 @@ def render(results, figures, preregistration, page, first_campaign=None, seconda
     summary = summary_section(groups, done, adjusted, len(runs), planned_runs)
     secondary_lines, verdict = [], None
     if secondary is not None:
-        secondary_lines, verdict = length_16_section(*secondary[:2], figures, page, secondary[2])
+        results_16, pilot_16, registration_16, *checks = secondary
+        secondary_lines, verdict = length_16_section(
+            results_16,
+            pilot_16,
+            figures,
+            page,
+            registration_16,
+            primary_groups=groups,
+            checks=checks[0] if checks else None,
+        )
     if verdict:
         summary.insert(-1, verdict)
     lines += summary + secondary_lines
@@ -856,6 +917,11 @@ def main(argv=None):
         help="the secondary's pre-registration page",
     )
     parser.add_argument(
+        "--checks",
+        default=str(CHECK_RESULTS),
+        help="the exploratory checks of the secondary (run.py --length-16-checks)",
+    )
+    parser.add_argument(
         "--first-campaign",
         default=str(FIRST_CAMPAIGN),
         help="the first campaign's runs (before the initialisation fix), compared in a note",
@@ -871,6 +937,7 @@ def main(argv=None):
             Path(args.secondary_results),
             Path(args.secondary_pilot),
             Path(args.secondary_preregistration),
+            Path(args.checks),
         ),
     )
     atomic_write_text(args.page, text)

@@ -123,15 +123,18 @@ def report(
     first_campaign=(),
     pilot=(),
     secondary=(),
+    checks=(),
 ):
     """The page and figures folder of report.py on fake runs: the primary's `runs`, the first
-    campaign's, and the length-16 secondary's `pilot` and `secondary` runs (its pre-registration's
-    text: SECONDARY_TEXT)."""
+    campaign's, and the length-16 secondary's `pilot`, `secondary` and exploratory `checks` runs
+    (its pre-registration's text: SECONDARY_TEXT)."""
     earlier = tmp_path / "first-campaign"
     write_results(earlier, first_campaign)
     secondary_results, secondary_pilot = tmp_path / "length-16" / "results", tmp_path / "pilot"
     write_results(secondary_results, secondary)
     write_results(secondary_pilot, pilot)
+    checks_folder = tmp_path / "checks"
+    write_results(checks_folder, checks)
     secondary_registration = tmp_path / "length-16-preregistration.md"
     secondary_registration.write_text(SECONDARY_TEXT, encoding="utf-8")
     preregistration = tmp_path / "preregistration.md"
@@ -159,6 +162,8 @@ def report(
         secondary_pilot,
         "--secondary-preregistration",
         secondary_registration,
+        "--checks",
+        checks_folder,
     )
     return page.read_text(encoding="utf-8"), figures
 
@@ -288,8 +293,13 @@ def test_report_decides_the_secondary_pilot_by_its_rules_and_tests_its_own_famil
     ]
     registered_primary = hashlib.sha256(b"the plan\n").hexdigest()
     primary = [fake_run("match3", "dot-product", 1, 0.8, registered_primary)]
-    text, figures = report(tmp_path, primary, pilot=pilot, secondary=secondary)
+    checks = [fake_run("match3-8-m197", "trilinear-pairs", seed, 0.6, None) for seed in (100, 101)]
+    text, figures = report(tmp_path, primary, pilot=pilot, secondary=secondary, checks=checks)
     section = text[text.index("## Secondary, pre-registered: Match3 at length 16") :]
+    assert "| trilinear-pairs | not run | 0.783 / 0.783 (8) | 0.600 / 0.600 (2) | not run |" in (
+        section
+    )
+    assert "| dot-product | 0.800 / 0.800 (1) | 0.735 / 0.735 (8) | not run | not run |" in section
     assert "| dot-product | 0.629 | 0.700 | 0.700 | 0.700 | 0.700 | 0.700 | epoch 20 |" in section
     assert "| simplicial-virtual | 0.566 | 0.640 | 0.713 | 0.750 | 0.750 | 0.750 | epoch 40 |" in (
         section
@@ -344,3 +354,25 @@ def test_the_secondary_runs_alone_into_its_own_folder_once_its_epochs_are_fixed(
     secondary = STUDY / "length-16-preregistration.md"
     assert plan["preregistration_sha256"] == hashlib.sha256(secondary.read_bytes()).hexdigest()
     assert 0.45 < plan["positive_rates_uniform"]["match3-16"] < 0.55
+
+
+def test_the_length_16_checks_run_one_change_each_and_are_marked_exploratory(tmp_path):
+    refused = run(TRAIN, "--length-16-checks", "--epochs", "3", "--out", tmp_path, check=False)
+    assert refused.returncode != 0 and "give it neither --epochs" in refused.stderr
+    args = ["--length-16-checks", "--quick", "--out", tmp_path, "--models", "dot-product"]
+    run(TRAIN, *args, "--seeds", "7", "--threads", "1")
+    records = {
+        path.name: json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(tmp_path.glob("*.json"))
+    }
+    assert sorted(records) == [
+        "match3-16-data4x--dot-product--seed7.json",
+        "match3-8-m197--dot-product--seed7.json",
+    ]
+    length_8 = records["match3-8-m197--dot-product--seed7.json"]
+    more_data = records["match3-16-data4x--dot-product--seed7.json"]
+    assert length_8["settings"]["task"]["length"] == 8
+    assert length_8["settings"]["task"]["modulus"] == 197
+    assert more_data["settings"]["task"]["length"] == 16
+    assert more_data["settings"]["train_size"] == 4 * length_8["settings"]["train_size"]
+    assert all(r["exploratory"] and r["preregistration_sha256"] is None for r in records.values())
