@@ -40,19 +40,28 @@ def markdown(results, backend):
 
 
 def main(argv=None):
+    from keras_simplicial.agents.training.presets import PRESETS
+    from keras_simplicial.agents.training.run_arguments import AGENTS, RunArguments
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--presets", nargs="+", default=["easy", "bridge-small", "paper"])
-    parser.add_argument("--agents", nargs="+", default=["relational", "simplicial"])
+    parser.add_argument(
+        "--presets", nargs="+", choices=sorted(PRESETS), default=["easy", "bridge-small", "paper"]
+    )
+    parser.add_argument("--agents", nargs="+", choices=AGENTS, default=["relational", "simplicial"])
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--markdown", default=None, help="also write the table to this file")
     parser.add_argument("--json", default=None, help="also write the figures to this file")
     args = parser.parse_args(argv)
+    if args.seconds <= 0 or args.rounds < 1:
+        parser.error(
+            f"--seconds must be positive and --rounds at least 1, got {args.seconds} and "
+            f"{args.rounds}."
+        )
 
     import keras
 
     from keras_simplicial.agents.experiments.engine_throughput import overlap_figures
-    from keras_simplicial.agents.training.run_arguments import RunArguments
 
     backend = keras.backend.backend()
     results = []

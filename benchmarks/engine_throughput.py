@@ -72,9 +72,14 @@ def markdown(results, backend):
 
 
 def main(argv=None):
+    from keras_simplicial.agents.training.presets import PRESETS
+    from keras_simplicial.agents.training.run_arguments import AGENTS, RunArguments
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--presets", nargs="+", default=["easy", "bridge-small", "paper"])
-    parser.add_argument("--agents", nargs="+", default=["relational", "simplicial"])
+    parser.add_argument(
+        "--presets", nargs="+", choices=sorted(PRESETS), default=["easy", "bridge-small", "paper"]
+    )
+    parser.add_argument("--agents", nargs="+", choices=AGENTS, default=["relational", "simplicial"])
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--warmup-s", type=float, default=20.0)
     parser.add_argument("--repeats", type=int, default=10)
@@ -85,7 +90,6 @@ def main(argv=None):
     import keras
 
     from keras_simplicial.agents.experiments.engine_throughput import engine_figures
-    from keras_simplicial.agents.training.run_arguments import RunArguments
 
     backend = keras.backend.backend()
     results = []

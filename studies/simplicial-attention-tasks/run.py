@@ -286,6 +286,20 @@ def _write_atomically(path, data):
     os.replace(temporary, path)
 
 
+def _write_plan(path, planned):
+    """Writes plan.json unless the one there plans the same (the commit that wrote it aside), so
+    that running a finished campaign again leaves the checkout as it was."""
+    try:
+        existing = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        existing = None
+    if isinstance(existing, dict):
+        same = {k: v for k, v in existing.items() if k != "provenance"}
+        if same == {k: v for k, v in planned.items() if k != "provenance"}:
+            return
+    _write_atomically(path, planned)
+
+
 def run_path(out, task, model_name, seed):
     return Path(out) / f"{task}--{model_name}--seed{seed}.json"
 
@@ -426,6 +440,7 @@ def plan(selected_tasks, selected_models, seeds, epochs, train_size, test_size):
         "measured_seconds_per_epoch": {
             f"{task}/{model_name}": seconds
             for (task, model_name), seconds in MEASURED_SECONDS_PER_EPOCH.items()
+            if task in selected_tasks
         },
         "seconds_per_run_outside_epochs": SECONDS_PER_RUN_OUTSIDE_EPOCHS,
         "preregistration_sha256": _preregistration_sha256(selected_tasks[0]),
@@ -654,7 +669,7 @@ def main(argv=None):
     )
     out.mkdir(parents=True, exist_ok=True)
     planned = plan(args.tasks, args.models, args.seeds, epochs, train_size, test_size)
-    _write_atomically(out / "plan.json", planned)
+    _write_plan(out / "plan.json", planned)
     if args.dry_run:
         for task in args.tasks:
             for model_name in MODELS_OF_TASK[task]:

@@ -60,10 +60,18 @@ def test_quick_run_writes_one_json_per_run_and_resumes(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["plan.json", path.name]  # no temporary left
 
     before = path.read_bytes()
+    # A plan written at another commit, planning the same runs, is kept: running a finished
+    # campaign again leaves the checkout as it was.
+    plan["provenance"] = {**plan["provenance"], "git_commit": "an earlier commit"}
+    (out / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
+    planned_before = (out / "plan.json").read_bytes()
     again = run(TRAIN, *args, "--seeds", "3", "--dry-run")
     assert "1 runs planned, 1 done, 0 to do" in again.stdout
     again = run(TRAIN, *args, "--seeds", "3")
     assert "0 to do" in again.stdout and path.read_bytes() == before
+    assert (out / "plan.json").read_bytes() == planned_before
+    run(TRAIN, *args, "--seeds", "3", "4", "--dry-run")  # another plan: written
+    assert json.loads((out / "plan.json").read_text(encoding="utf-8"))["seeds"] == [3, 4]
 
     refused = run(TRAIN, "--quick", check=False)  # not into the committed results folder
     assert refused.returncode != 0 and "--out" in refused.stderr
