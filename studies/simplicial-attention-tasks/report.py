@@ -218,7 +218,7 @@ def pilot_decision(pilot_runs):
     """(decision, epochs, {model: plateau epoch or None}) of the secondary's pilot, by the rules
     of its pre-registration's section 1; (None, None, {}) without all four models' runs."""
     by_model = {run["model"]: run for run in pilot_runs if run["task"] == SECONDARY_TASK}
-    if set(by_model) < set(MODELS[:4]) or not by_model:
+    if not set(MODELS[:4]) <= set(by_model):
         return None, None, {}
     finals = {model: final_accuracy(by_model[model]) for model in MODELS[:4]}
     plateaus = {
@@ -620,7 +620,7 @@ def pilot_table(pilot_runs, plateaus):
     """The secondary's pilot: held-out accuracy every 10 epochs, and where each model plateaued."""
     runs = {run["model"]: run for run in pilot_runs if run["task"] == SECONDARY_TASK}
     length = max(len(run["epochs"]) for run in runs.values())
-    marks = [e for e in range(10, length + 1, 10)]
+    marks = list(range(10, length + 1, 10))
     lines = [
         "| model (seed "
         + ", ".join(sorted({str(run["seed"]) for run in runs.values()}))
@@ -636,7 +636,9 @@ def pilot_table(pilot_runs, plateaus):
         accuracies = [row["test_accuracy"] for row in run["epochs"]]
         cells = [f"{accuracies[e - 1]:.3f}" if e <= len(accuracies) else "" for e in marks]
         plateau = plateaus.get(model)
-        shown = f"epoch {plateau}" if plateau else "not by 50" if plateaus else ""
+        shown = (
+            f"epoch {plateau}" if plateau else f"not by {EPOCH_CANDIDATES[-1]}" if plateaus else ""
+        )
         lines.append(f"| {model} | " + " | ".join(cells) + f" | {shown} |")
     return lines + [""]
 
