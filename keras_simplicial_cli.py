@@ -40,22 +40,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from keras_simplicial.agents.commands import COMMANDS  # noqa: E402
 from keras_simplicial.agents.training.engines import EngineUnavailable  # noqa: E402
+from keras_simplicial.extras import extra_of, missing_module  # noqa: E402
 
-# The modules each extra of setup.py brings, by the name a missing one is reported under.
-EXTRA_MODULES = {
-    "envs": ("gymnasium",),
-    "agents": (
-        "gymnasium",
-        "tensorflow",
-        "tf_keras",
-        "ray",
-        "matplotlib",
-        "PIL",
-        "rich",
-        "tensorboardX",
-    ),
-    "torch": ("torch",),
-}
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -98,10 +84,10 @@ def main(argv=None):
                 import tensorflow  # noqa: F401
         return command.run(args) or 0
     except ModuleNotFoundError as error:
-        missing = (error.name or "").partition(".")[0]
+        missing = missing_module(error)
         # Keras on PyTorch (the new API stack, `--api-stack new`) needs the [torch] extra too.
-        extra = "torch" if missing == "torch" else command.extra
-        if missing not in EXTRA_MODULES.get(extra, ()) or os.environ.get("KERAS_SIMPLICIAL_DEBUG"):
+        extra = extra_of(error, command.extra)
+        if extra is None or os.environ.get("KERAS_SIMPLICIAL_DEBUG"):
             raise
         print(
             f"keras-simplicial {command.name}: error: this command needs the [{extra}] "

@@ -34,6 +34,8 @@ import importlib.util
 import os
 import sys
 
+from keras_simplicial.extras import missing_extra
+
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -77,7 +79,10 @@ __all__ = sorted(_LAZY)
 
 def __getattr__(name):
     if name in _LAZY:
-        module = importlib.import_module(f"{__name__}.{_LAZY[name]}")
+        try:
+            module = importlib.import_module(f"{__name__}.{_LAZY[name]}")
+        except ModuleNotFoundError as error:
+            raise missing_extra(error, "agents", f"keras_simplicial.agents.{name}") from error
         return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

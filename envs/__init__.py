@@ -16,7 +16,12 @@ outside training (``EPISODE_STEP_LIMIT``, ``episode_step_limit``).
 
 from typing import Optional
 
-import gymnasium as gym
+from keras_simplicial.extras import missing_extra
+
+try:
+    import gymnasium as gym
+except ModuleNotFoundError as error:
+    raise missing_extra(error, "envs", "keras_simplicial.envs") from error
 
 from .config import EPISODE_STEP_LIMIT, BoxWorldConfig, episode_step_limit
 from .core import OBSTACLES, OUTCOMES, BoxWorldCore

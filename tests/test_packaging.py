@@ -312,3 +312,44 @@ def test_a_fresh_environment_with_the_base_install_builds_the_layers(tmp_path):
         "keras-simplicial train: error: this command needs the [agents] extra (no module named "
         "'tensorflow'): pip install 'keras-simplicial[agents]'"
     ]
+
+
+@pytest.mark.parametrize(
+    "blocked, statement, message",
+    [
+        (
+            "gymnasium",
+            "import keras_simplicial.envs",
+            "keras_simplicial.envs needs the [envs] extra (no module named 'gymnasium'): "
+            "pip install 'keras-simplicial[envs]'",
+        ),
+        (
+            "tensorflow",
+            "from keras_simplicial.agents import impala_config",
+            "keras_simplicial.agents.impala_config needs the [agents] extra (no module named "
+            "'tensorflow'): pip install 'keras-simplicial[agents]'",
+        ),
+    ],
+)
+def test_a_missing_extra_is_an_import_error_that_names_the_extra(blocked, statement, message):
+    script = (
+        f"import sys\nsys.modules[{blocked!r}] = None\n"
+        f"try:\n    {statement}\nexcept ImportError as error:\n"
+        "    print(type(error).__name__, error)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+    assert result.stdout.strip() == f"ImportError {message}", result.stderr[-2000:]
+
+
+def test_a_module_no_extra_brings_is_raised_as_it_is():
+    from keras_simplicial.extras import missing_extra
+
+    error = ModuleNotFoundError("No module named 'nowhere'", name="nowhere")
+    assert missing_extra(error, "agents", "x") is error

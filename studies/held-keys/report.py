@@ -78,8 +78,13 @@ def draw(records, path):
 
     batch = records[0]["run"]["batch_size"]
     panels = sorted({panel_of(r) for r in records}, key=panel_order)
-    figure, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
-    for axis, panel in zip(axes[0], panels):
+    # A grid of at most three panels a row, readable at the page's width.
+    columns = min(3, len(panels))
+    rows = -(-len(panels) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.6 * rows), squeeze=False)
+    for axis in axes.flat[len(panels) :]:
+        axis.set_visible(False)
+    for axis, panel in zip(axes.flat, panels):
         for record in records:
             if panel_of(record) != panel:
                 continue
@@ -98,8 +103,9 @@ def draw(records, path):
         rung, learning_rate = panel
         axis.set_title(f"{RUNG_TITLES[rung]}\nlearning rate {learning_rate:g}", fontsize=8)
         axis.grid(alpha=0.3)
-    axes[0][0].set_ylabel("accuracy: held-out pairs (solid), training (dotted)", fontsize=8)
-    axes[0][-1].legend(loc="lower right", fontsize=7)
+    for row in axes:
+        row[0].set_ylabel("accuracy: held-out pairs (solid),\ntraining (dotted)", fontsize=8)
+    axes.flat[len(panels) - 1].legend(loc="lower right", fontsize=7)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=80, metadata={"Software": None})

@@ -142,6 +142,10 @@ def format_p(p):
 
 
 # ------------------------------------------------------------------------------------------- data
+# JSON files of a results folder that are not runs: run.py's measurement of the length-16 cost.
+NOT_RUNS = frozenset({"length-16-cost.json"})
+
+
 def load(results):
     """(plan or None, runs, unreadable file names) of the results folder."""
     results = Path(results)
@@ -156,6 +160,8 @@ def load(results):
             continue
         if path.name == "plan.json":
             plan = record
+        elif path.name in NOT_RUNS:
+            continue
         elif isinstance(record, dict) and {"task", "model", "seed", "epochs"} <= set(record):
             runs.append(record)
         else:
