@@ -43,7 +43,6 @@ from keras_simplicial.agents.training.engines import EngineUnavailable  # noqa: 
 from keras_simplicial.extras import extra_of, missing_module  # noqa: E402
 
 
-
 class OneLineErrorParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (and a pointer to --help), not the usage text."""
 

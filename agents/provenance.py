@@ -1,13 +1,22 @@
-"""Which layers trained a result: the package version and the git commit, recorded in every result
-file a study writes (`provenance()`), so that a page can say which code its numbers describe."""
+"""Which code made a result: the package version, the git commit and a hash of the package's
+source files, recorded in every result file a study writes (`provenance()`), so that a page can say
+which code its numbers describe.
 
+The commit alone does not survive a rebase (the rebased branch has other commits, and the old ones
+leave the history); the source hash does: `source_sha256` is the SHA-256 of the package's Python
+sources (the layers, the environments, the agents) as they were when the result was made, and a
+study's report can recompute it at any commit (`source_sha256(root)` of a checkout) to find the
+commits whose code it was.
+"""
+
+import hashlib
 import subprocess
 from pathlib import Path
 
 # The repository root: keras_simplicial's source tree (agents/ maps to keras_simplicial.agents).
 ROOT = Path(__file__).resolve().parents[1]
 # The code that trains: a change here without a commit makes the commit an incomplete description.
-CODE_PATHS = ("keras_simplicial", "agents")
+CODE_PATHS = ("keras_simplicial", "envs", "agents")
 
 
 def _git(root, *args):
@@ -21,12 +30,32 @@ def _git(root, *args):
     return result.stdout.strip() if result.returncode == 0 else None
 
 
+def source_sha256(root=None):
+    """The SHA-256 of every ``*.py`` file under `CODE_PATHS` of `root` (the repository holding
+    this package by default): each file's path relative to `root`, a NUL, its bytes, a NUL, in
+    the order of the sorted paths. Caches (``__pycache__``) are not sources."""
+    root = Path(root) if root is not None else ROOT
+    digest = hashlib.sha256()
+    paths = sorted(
+        path
+        for folder in CODE_PATHS
+        for path in (root / folder).rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
+    for path in paths:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def provenance(root=None):
-    """{"package_version", "git_commit", "code_modified"} of the code running now.
+    """{"package_version", "git_commit", "code_modified", "source_sha256"} of the code running
+    now.
 
     `git_commit` is the commit checked out in `root` (the repository holding this package by
     default), None outside a git checkout (an installed wheel); `code_modified` is True when
-    keras_simplicial/ or agents/ differ from that commit (uncommitted edits), None without git.
+    keras_simplicial/, envs/ or agents/ differ from that commit (uncommitted edits), None without
+    git; `source_sha256` is `source_sha256(root)`, None where the sources are not a checkout's.
     """
     import keras_simplicial
 
@@ -41,4 +70,5 @@ def provenance(root=None):
         "package_version": keras_simplicial.__version__,
         "git_commit": commit,
         "code_modified": status,
+        "source_sha256": source_sha256(root) if (root / "agents").is_dir() else None,
     }

@@ -10,6 +10,7 @@ import dataclasses
 import json
 from typing import Callable
 
+from keras_simplicial.agents.model.model_config import MODEL_CONFIGS, named_model_config
 from keras_simplicial.agents.ranges import Boolean, Integer, JsonObject, OneOf, OrNone
 from keras_simplicial.agents.training.presets import PRESETS
 from keras_simplicial.agents.training.run_arguments import (
@@ -51,21 +52,29 @@ class Command:
 
 def parse_json_object(text, argument):
     """Parses a JSON object given on the command line, naming `argument` when it is malformed."""
+    names = f" or one of {sorted(MODEL_CONFIGS)}" if argument == "--model-config" else ""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(
-            f"{argument} is not valid JSON ({error.msg} at position {error.pos}): {text!r}"
+            f"{argument} is not valid JSON ({error.msg} at position {error.pos}){names}: {text!r}"
         ) from None
     if not isinstance(value, dict):
-        raise ValueError(f"{argument} must be a JSON object like '{{\"lr\": 1e-4}}', got {text!r}")
+        raise ValueError(
+            f"{argument} must be a JSON object like '{{\"lr\": 1e-4}}'{names}, got {text!r}"
+        )
     return value
 
 
 def json_object(argument):
-    """An argparse type: a JSON object, or a one-line error naming `argument`."""
+    """An argparse type: a JSON object, or a one-line error naming `argument`; for
+    `--model-config`, a name of `model_config.MODEL_CONFIGS` (e.g. "paper") too."""
 
     def parse(text):
+        if argument == "--model-config":
+            named = named_model_config(text)
+            if named is not None:
+                return named
         try:
             return parse_json_object(text, argument)
         except ValueError as error:

@@ -73,6 +73,9 @@ class BudgetRun:
     seed: int = 0
     held_out_share: float = 0.2
     preset: str = "bridge-medium"
+    # Architecture options (`--model-config`) on top of the agent's defaults, e.g. a remedy of the
+    # trainability screen; None: the defaults (and the gain above).
+    model_config: dict | None = None
 
     def __post_init__(self):
         if self.agent not in AGENTS:
@@ -97,6 +100,12 @@ class BudgetRun:
             )
         if not 0 < self.held_out_share < 1:
             raise ValueError(f"held_out_share must be in (0, 1), got {self.held_out_share!r}.")
+        if self.model_config is not None:
+            from keras_simplicial.agents.model.architecture import agent_hyperparameters
+
+            if not isinstance(self.model_config, dict):
+                raise ValueError(f"model_config must be a dict or None, got {self.model_config!r}.")
+            agent_hyperparameters(self.agent, **self.model_overrides())
 
     @property
     def model(self):
@@ -109,10 +118,23 @@ class BudgetRun:
         name = f"{self.model}--{self.rung}--n{self.train_size}--seed{self.seed}"
         if self.learning_rate != DEFAULT_LEARNING_RATE:
             name += f"--lr{self.learning_rate:g}"
+        for key, value in sorted((self.model_config or {}).items()):
+            name += f"--{key}={_name_part(value)}"
         return name
 
     def model_overrides(self):
-        return {} if self.gain is None else {"simplicial_gain_initializer": self.gain}
+        overrides = {} if self.gain is None else {"simplicial_gain_initializer": self.gain}
+        return {**(self.model_config or {}), **overrides}
+
+
+def _name_part(value):
+    """A model config's value as a part of a folder name: true/false, numbers, strings as they
+    are, lists joined by "-" (mlp_units [256, 256] -> "256-256")."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "-".join(_name_part(v) for v in value)
+    return "null" if value is None else str(value)
 
 
 # ---------------------------------------------------------------------------------------- states
@@ -325,6 +347,9 @@ class BudgetTrainer:
         settings = dataclasses.asdict(run)
         if self.record_path.exists():
             recorded = json.loads(self.record_path.read_text(encoding="utf-8"))["run"]
+            # A field added since the run was recorded holds its default there.
+            defaults = {f.name: f.default for f in dataclasses.fields(BudgetRun)}
+            recorded = {**{k: defaults[k] for k in settings if k not in recorded}, **recorded}
             if recorded != settings:
                 raise ValueError(
                     f"{folder} holds another run ({recorded}); give a new folder for {settings}."

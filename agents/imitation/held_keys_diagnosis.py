@@ -21,9 +21,6 @@ in each MLP layer, and the norm of the loss's gradient on each model part (`mode
 import numpy as np
 
 from keras_simplicial.agents.imitation.held_keys_budget import ladder_states
-from keras_simplicial.agents.model.model_parts import model_part
-
-POOLED = "max_pool_entities"
 
 
 def flat_start_diagnosis(run, *, data_dir=None, updates=1_000, every=100, sample=512):
@@ -32,15 +29,16 @@ def flat_start_diagnosis(run, *, data_dir=None, updates=1_000, every=100, sample
 
     Returns a list of dicts, one per measurement: `updates`, `loss` (cross-entropy on the sample),
     `logit_mean` and `logit_std` (over the sample's states), `pooled_std` (the standard deviation
-    over states of each pooled feature, averaged over the features), `dead_mlp_<k>` (the share of
-    layer k's units that are zero on every state of the sample), and `grad_norm/<part>` (the
-    norm of the gradient of the loss on the sample, by model part).
+    over states of each pooled feature, averaged over the features), `dead_<layer>` (the share of
+    a ReLU layer's units that are zero on every state of the sample: conv_k, mlp_k),
+    `grad_norm/<part>` (the norm of the gradient of the loss on the sample, by model part), and
+    every statistic of `trainability.FeatureHealth` (`<site>/<statistic>`).
     """
-    import keras
     import tensorflow as tf
 
     from keras_simplicial.agents.imitation.held_keys import _Probe
     from keras_simplicial.agents.imitation.plateau import PlateauSchedule
+    from keras_simplicial.agents.model.trainability import FeatureHealth, gradient_norms
     from keras_simplicial.agents.training.presets import PRESETS
     from keras_simplicial.agents.training.run_arguments import RunArguments
 
@@ -55,10 +53,8 @@ def flat_start_diagnosis(run, *, data_dir=None, updates=1_000, every=100, sample
     schedule = PlateauSchedule(learning_rate=run.learning_rate, batch_size=run.batch_size)
     probe = _Probe(arguments, states.shape[1:], schedule, [int(run.seed), int(run.train_size)])
     model = probe.model
-    mlp_layers = [layer.name for layer in model.layers if layer.name.startswith("mlp_")]
-    inside = keras.Model(model.inputs, [model.get_layer(n).output for n in [POOLED, *mlp_layers]])
+    health = FeatureHealth(model)
     variables = [v for v in model.trainable_variables if not v.path.startswith("logits/")]
-    parts = [model_part(v.path) for v in variables]
     x = tf.constant(states[: min(sample, len(states))], tf.float32)
     y = tf.constant(labels[: min(sample, len(labels))], tf.float32)
 
@@ -71,22 +67,21 @@ def flat_start_diagnosis(run, *, data_dir=None, updates=1_000, every=100, sample
 
     def describe(done):
         loss, logit, gradients = loss_and_gradients()
-        pooled, *hidden = (np.asarray(a) for a in inside(x))
+        sites = health(x.numpy())
         logit = np.asarray(logit)
         row = {
             "updates": done,
             "loss": float(loss),
             "logit_mean": float(logit.mean()),
             "logit_std": float(logit.std()),
-            "pooled_std": float(pooled.std(axis=0).mean()),
+            # The absolute spread of the pooled features (the relative one is pooled/state_sd).
+            "pooled_std": float(sites["pooled/state_sd"] * sites["pooled/rms"]),
         }
-        for name, activations in zip(mlp_layers, hidden):
-            row[f"dead_{name}"] = float((activations.max(axis=0) <= 0).mean())
-        squares = {}
-        for part, gradient in zip(parts, gradients):
-            if gradient is not None:
-                squares[part] = squares.get(part, 0.0) + float(tf.reduce_sum(gradient**2))
-        row.update({f"grad_norm/{p}": float(np.sqrt(s)) for p, s in sorted(squares.items())})
+        row.update(
+            {f"dead_{key[:-5]}": value for key, value in sites.items() if key.endswith("/dead")}
+        )
+        row.update(gradient_norms(variables, [None if g is None else g.numpy() for g in gradients]))
+        row.update(sites)
         return row
 
     rows = [describe(0)]

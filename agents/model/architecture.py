@@ -4,7 +4,8 @@ Both agents share one architecture and differ only in the Transformer block:
 
     obs [R, C+1, 3] / 255
       -> Conv2D(12, 2x2, relu, valid) -> Conv2D(24, 2x2, relu, valid)     [R-2, C-1, 24]
-      -> Dense(62, no bias) ++ 2-d position code                          [R-2, C-1, 64]
+      -> Dense(62, no bias) (-> LayerNorm, `entity_norm`) ++ 2-d position code
+                                                                          [R-2, C-1, 64]
       -> reshape to N = (R-2)(C-1) entities e_1..e_N of width 64         [N, 64]
       -> (simplicial only) VirtualEntities(2)                             [N+2, 64]
       -> the block, applied twice with shared weights
@@ -20,7 +21,8 @@ import keras
 from keras import ops
 
 from keras_simplicial import TransformerBlock, TwoSimplicialTransformerBlock, VirtualEntities
-from keras_simplicial.agents.ranges import Integer, Real, Sequence, check_ranges
+from keras_simplicial.agents.model.model_config import MODEL_CONFIGS, PAPER_MODEL  # noqa: F401
+from keras_simplicial.agents.ranges import Boolean, Integer, OneOf, Real, Sequence, check_ranges
 
 AGENT_KINDS = ("relational", "simplicial")
 SIMPLICIAL_GAIN_INITIALIZERS = ("ones", "zeros")
@@ -48,7 +50,20 @@ PAPER_DEFAULTS = {
     # easy preset this found the solution in about half the steps of "ones", the paper's block
     # (studies/easy-recipe/, "A zero-initialised gain on the 2-simplicial branch").
     "simplicial_gain_initializer": "zeros",
+    # Not the paper's (off by default until it holds in RL): a LayerNorm on each entity's 62
+    # board features before the 2-d position code joins them. At initialisation those features
+    # are small and nearly the same on every board (their root mean square about 0.07, their
+    # standard deviation over states 0.015), next to a position code of norm about 1, so every
+    # LayerNorm of the block rescales them by the position code's scale: the block's outputs, and
+    # so the pooled vector, barely depend on the board, and Adam at 3e-4 collapses the model onto
+    # the constant prediction (studies/trainability/).
+    "entity_norm": False,
+    # The initializer of the MLP's kernels: Keras's default, Glorot's uniform, as the paper's
+    # code; "he_normal" or "he_uniform" (He et al.) keep a ReLU layer's variance (the
+    # trainability screen's candidate, studies/trainability/).
+    "mlp_kernel_initializer": "glorot_uniform",
 }
+MLP_KERNEL_INITIALIZERS = ("glorot_uniform", "he_normal", "he_uniform")
 
 
 # The valid range of each architecture hyperparameter (`--model-config`); entity_dim holds the
@@ -65,6 +80,8 @@ MODEL_RANGES = {
     "num_block_iterations": Integer(1),
     "mlp_units": Sequence(Integer(1)),
     "layer_norm_epsilon": Real(low=0, low_open=True),
+    "entity_norm": Boolean(),
+    "mlp_kernel_initializer": OneOf(MLP_KERNEL_INITIALIZERS),
 }
 
 
@@ -190,6 +207,10 @@ def build_agent_model(
             filters, 2, padding="valid", activation="relu", name=f"conv_{index + 1}"
         )(x)
     x = keras.layers.Dense(params["entity_dim"] - 2, use_bias=False, name="entity_projection")(x)
+    if params["entity_norm"]:
+        x = keras.layers.LayerNormalization(
+            epsilon=params["layer_norm_epsilon"], name="entity_norm"
+        )(x)
     x = GridPositionCode(name="position_code")(x)
     grid_height, grid_width = x.shape[1], x.shape[2]
     entities = keras.layers.Reshape(
@@ -237,7 +258,12 @@ def build_agent_model(
         )
     x = keras.layers.GlobalMaxPooling1D(name="max_pool_entities")(entities)
     for index, units in enumerate(params["mlp_units"]):
-        x = keras.layers.Dense(units, activation="relu", name=f"mlp_{index + 1}")(x)
+        x = keras.layers.Dense(
+            units,
+            activation="relu",
+            kernel_initializer=params["mlp_kernel_initializer"],
+            name=f"mlp_{index + 1}",
+        )(x)
     logits = keras.layers.Dense(int(num_actions), name="logits")(x)
     value = keras.layers.Dense(1, name="value")(x)
     outputs = [logits, value] + scores

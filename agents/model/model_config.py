@@ -9,6 +9,23 @@ all call it. Plain Python, so that the run's arguments read without Keras.
 
 JIT_COMPILE = "jit_compile"
 
+# The paper's model exactly (Section 5): each architecture option of `PAPER_DEFAULTS`
+# (architecture.py) that is not the paper's, set to the paper's value. `--model-config paper`.
+PAPER_MODEL = {
+    "simplicial_logit_scale": None,  # unscaled 2-simplicial logits
+    "simplicial_gain_initializer": "ones",  # LayerNorm(a2) with its usual gain
+    "entity_norm": False,  # no LayerNorm on the entities' board features
+    "mlp_kernel_initializer": "glorot_uniform",  # the original code's (Keras's default)
+}
+# Named model configs: `--model-config NAME` is the same as the JSON object it names.
+MODEL_CONFIGS = {"paper": PAPER_MODEL}
+
+
+def named_model_config(text):
+    """The model config `text` names (a copy), or None when it names none of `MODEL_CONFIGS`."""
+    config = MODEL_CONFIGS.get(str(text).strip())
+    return None if config is None else dict(config)
+
 
 def split_model_config(model_config, where="--model-config"):
     """(architecture overrides for `build_agent_model`, jit_compile) of a model config.

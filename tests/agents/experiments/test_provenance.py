@@ -43,4 +43,25 @@ def test_provenance_outside_a_checkout_has_no_commit(tmp_path):
         "package_version": keras_simplicial.__version__,
         "git_commit": None,
         "code_modified": None,
+        "source_sha256": None,
     }
+
+
+def test_the_source_hash_follows_the_sources_not_the_commit(tmp_path):
+    from keras_simplicial.agents.provenance import source_sha256
+
+    for folder in ("keras_simplicial", "envs", "agents"):
+        (tmp_path / folder / "__pycache__").mkdir(parents=True)
+        (tmp_path / folder / "code.py").write_text("x = 1\n")
+    first = source_sha256(tmp_path)
+    assert len(first) == 64
+    (tmp_path / "notes.md").write_text("not a source\n")
+    (tmp_path / "agents" / "__pycache__" / "code.py").write_text("a cache\n")
+    assert source_sha256(tmp_path) == first
+    (tmp_path / "envs" / "code.py").write_text("x = 2\n")
+    assert source_sha256(tmp_path) != first
+    (tmp_path / "envs" / "code.py").write_text("x = 1\n")
+    assert source_sha256(tmp_path) == first
+    (tmp_path / "envs" / "code.py").rename(tmp_path / "envs" / "moved.py")
+    assert source_sha256(tmp_path) != first  # the paths are part of the hash
+    assert provenance(tmp_path)["source_sha256"] == source_sha256(tmp_path)

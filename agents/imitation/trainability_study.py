@@ -1,0 +1,79 @@
+"""The trainability study's plan (studies/trainability/): every run its plan fixes, in one place.
+
+The held-keys probe (`held_keys_budget`) showed every agent model sitting on the constant
+prediction at Adam's 3e-4. This study screens remedies, each a named architecture option of
+`--model-config`, on the same probe: the screen (stage 1: every candidate, both learning rates,
+one seed), then the confirmation (stage 2: the candidates the screen picks, three seeds). The
+settings below are fixed by studies/trainability/plan.md, written and committed before the runs;
+the study's run.py trains `planned_runs()`, its report.py reads the same settings from here.
+"""
+
+from keras_simplicial.agents.imitation.held_keys_budget import BudgetRun
+
+# ----------------------------------------------------------------- fixed by plan.md (section 2)
+TRAIN_SIZE = 32_000
+TEST_SIZE = 1_000
+EVAL_EVERY = 250
+CAP = 2_000  # updates: twice the goal's 1,000
+GOAL_UPDATES = 1_000  # the issue's goal: 0.9 on held-out pairs within 64,000 examples
+TARGET = 0.9
+# Both agents, given the same change; the simplicial agent with its default gain ("zeros").
+MODELS = ("relational", "simplicial")
+# Each candidate: its name and its architecture options (`--model-config`) on the defaults.
+CANDIDATES = (
+    ("defaults", {}),
+    ("entity_norm", {"entity_norm": True}),
+    ("entity_norm+he_mlp", {"entity_norm": True, "mlp_kernel_initializer": "he_normal"}),
+    ("one_mlp_layer", {"mlp_units": [256]}),
+    ("entity_norm+one_mlp_layer", {"entity_norm": True, "mlp_units": [256]}),
+)
+SCREEN_RATES = (3e-4, 1e-3)
+SCREEN_SEED = 1
+# ----------------------------------------------------------------- fixed by plan.md (section 3)
+CONFIRMATION_SEEDS = (1, 2, 3)
+CONFIRMED = 2  # how many candidates the screen sends to the confirmation
+
+
+def candidate_config(name):
+    """The architecture options of the candidate `name`."""
+    for candidate, config in CANDIDATES:
+        if candidate == name:
+            return dict(config)
+    raise ValueError(f"candidate must be one of {[c for c, _ in CANDIDATES]}, got {name!r}.")
+
+
+def budget_run(agent, candidate, learning_rate, seed):
+    """The `BudgetRun` of one agent, candidate, learning rate and seed of this study."""
+    return BudgetRun(
+        agent=agent,
+        rung="board",
+        train_size=TRAIN_SIZE,
+        max_updates=CAP,
+        learning_rate=learning_rate,
+        eval_every=EVAL_EVERY,
+        test_size=TEST_SIZE,
+        target=TARGET,
+        seed=seed,
+        model_config=candidate_config(candidate) or None,
+    )
+
+
+def screen_runs():
+    """Stage 1: every candidate, model and learning rate of the screen, on its one seed."""
+    return [
+        (candidate, budget_run(agent, candidate, rate, SCREEN_SEED))
+        for candidate, _ in CANDIDATES
+        for rate in SCREEN_RATES
+        for agent in MODELS
+    ]
+
+
+def confirmation_runs(chosen):
+    """Stage 2: each (candidate, learning rate) of `chosen`, every model, every confirmation seed
+    (seed 1's runs are the screen's own)."""
+    return [
+        (candidate, budget_run(agent, candidate, rate, seed))
+        for candidate, rate in chosen
+        for seed in CONFIRMATION_SEEDS
+        for agent in MODELS
+    ]
