@@ -224,6 +224,9 @@ class TwoSimplicialTransformerBlock(_Block):
             elementwise product of two values; a virtual entity then takes its u^1_i).
         simplicial_window: `window` of the 2-simplicial attention, (w1, w2) or None; with
             num_virtual_entities=0 only (the windows run over the sequence itself).
+        num_simplicial_key_value_heads: `num_key_value_heads` of the 2-simplicial attention:
+            key/value heads shared by groups of the `num_simplicial_heads` query heads (None: one
+            per query head). A virtual entity's own value u_i is its group's.
         **kwargs: `kernel_initializer`, `bias_initializer`, `kernel_regularizer`,
             `bias_regularizer`, `kernel_constraint`, `bias_constraint` and `seed`, as in
             `TransformerBlock`; and the arguments of `keras.layers.Layer`.
@@ -261,6 +264,7 @@ class TwoSimplicialTransformerBlock(_Block):
         layer_norm_epsilon=1e-5,
         simplicial_form="scalar_product",
         simplicial_window=None,
+        num_simplicial_key_value_heads=None,
         **kwargs,
     ):
         super().__init__(
@@ -305,10 +309,12 @@ class TwoSimplicialTransformerBlock(_Block):
             logit_scale=simplicial_logit_scale,
             form=simplicial_form,
             window=simplicial_window,
+            num_key_value_heads=num_simplicial_key_value_heads,
             name="simplicial_attention",
             **self.sublayer_kwargs(),
         )
         self.simplicial_window = self.simplicial_attention.window
+        self.num_simplicial_key_value_heads = self.simplicial_attention.num_key_value_heads
         if self.simplicial_window is not None and self.num_virtual_entities:
             raise ValueError(
                 "`simplicial_window` needs num_virtual_entities=0 (the windows run over the "
@@ -421,6 +427,7 @@ class TwoSimplicialTransformerBlock(_Block):
                 "simplicial_logit_scale": self.simplicial_logit_scale,
                 "simplicial_form": self.simplicial_form,
                 "simplicial_window": self.simplicial_window,
+                "num_simplicial_key_value_heads": self.num_simplicial_key_value_heads,
                 "simplicial_gain_initializer": initializers.serialize(
                     self.simplicial_gain_initializer
                 ),

@@ -187,8 +187,16 @@ class SimplicialAttention(WeightOptionsLayer):
     online softmax (as flash attention tiles keys): memory O(N M^(k-1)) instead of O(N M^k).
 
     Args:
-        num_heads: number of 2-simplicial heads.
+        num_heads: number of 2-simplicial (query) heads.
         key_dim: size of each head's query p and keys l^1..l^k (the paper's agent: 48).
+        num_key_value_heads: number of key/value heads, each shared by `num_heads /
+            num_key_value_heads` query heads, as in `keras.layers.GroupedQueryAttention` (Roy et
+            al. train with one key/value head per 64 query heads); None (default): `num_heads`, one
+            key/value head per query head. It must divide `num_heads`. The keys l^1..l^k and the
+            values u are projected once per key/value head (fewer parameters, smaller projections
+            and cache) and then repeated to the query heads: the result equals that of a layer with
+            `num_heads` key/value heads whose projections repeat each group's; the attention
+            itself, and B (one per query head), are computed per query head.
         value_dim: size of each head's values u; defaults to `key_dim`.
         order: k, the number of keys per tuple (2 = the paper's 2-simplicial attention).
         dropout: dropout rate on the attention probabilities.
@@ -258,10 +266,20 @@ class SimplicialAttention(WeightOptionsLayer):
         form="scalar_product",
         window=None,
         fused=None,
+        num_key_value_heads=None,
         **kwargs,
     ):
         super().__init__(dropout=dropout, use_bias=use_bias, **kwargs)
         self.num_heads = _utils.check_positive_int("num_heads", num_heads)
+        self.num_key_value_heads = _utils.check_positive_int(
+            "num_key_value_heads", num_key_value_heads, allow_none=True
+        )
+        self._kv_heads = self.num_key_value_heads or self.num_heads
+        if self.num_heads % self._kv_heads:
+            raise ValueError(
+                "`num_heads` must be a multiple of `num_key_value_heads`, received "
+                f"num_heads={self.num_heads} and num_key_value_heads={self.num_key_value_heads}."
+            )
         self.key_dim = _utils.check_positive_int("key_dim", key_dim)
         self.value_dim = _utils.check_positive_int("value_dim", value_dim, allow_none=True)
         order = _utils.check_positive_int("order", order)
@@ -294,11 +312,13 @@ class SimplicialAttention(WeightOptionsLayer):
         width = self.num_heads * self.key_dim
         self.query_kernel = self.add_kernel("query_kernel", (query_shape[-1], width))
         self.query_bias = self.add_bias("query_bias", width)
+        key_width = self._kv_heads * self.key_dim
         self.key_kernels = [
-            self.add_kernel(f"key{a + 1}_kernel", (key_shape[-1], width)) for a in range(self.order)
+            self.add_kernel(f"key{a + 1}_kernel", (key_shape[-1], key_width))
+            for a in range(self.order)
         ]
-        self.key_biases = [self.add_bias(f"key{a + 1}_bias", width) for a in range(self.order)]
-        value_width = self.num_heads * self._value_dim
+        self.key_biases = [self.add_bias(f"key{a + 1}_bias", key_width) for a in range(self.order)]
+        value_width = self._kv_heads * self._value_dim
         # One value projection u (with B), or u^1..u^k for the trilinear form.
         names = (
             ["value"]
@@ -333,7 +353,15 @@ class SimplicialAttention(WeightOptionsLayer):
         ls = ops.matmul(key, ops.concatenate(self.key_kernels, axis=1))
         if self.use_bias:
             ls = ls + ops.concatenate(self.key_biases, axis=0)
-        return [_utils.split_heads(l, self.num_heads) for l in ops.split(ls, self.order, axis=-1)]
+        return [self._key_value_heads(l) for l in ops.split(ls, self.order, axis=-1)]
+
+    def _key_value_heads(self, x):
+        """[B, M, G d] -> [B, H, M, d]: split into the G = `num_key_value_heads` heads, then each
+        repeated for the H / G query heads of its group (query head h reads key/value head
+        h // (H / G), as in `keras.layers.GroupedQueryAttention`)."""
+        x = _utils.split_heads(x, self._kv_heads)
+        group = self.num_heads // self._kv_heads
+        return x if group == 1 else ops.repeat(x, group, axis=1)
 
     def project_value(self, value):
         """u: [B, H, M, value_dim]; for the trilinear form the list [u^1, ..., u^k]."""
@@ -347,10 +375,11 @@ class SimplicialAttention(WeightOptionsLayer):
         return self._split_values(u)
 
     def _split_values(self, u):
-        """[B, M, (k) H value_dim] -> u [B, H, M, value_dim], or [u^1..u^k] (trilinear)."""
+        """[B, M, (k) G value_dim] -> u [B, H, M, value_dim], or [u^1..u^k] (trilinear), the G
+        key/value heads repeated to the H query heads."""
         if self.form == "scalar_product":
-            return _utils.split_heads(u, self.num_heads)
-        return [_utils.split_heads(v, self.num_heads) for v in ops.split(u, self.order, axis=-1)]
+            return self._key_value_heads(u)
+        return [self._key_value_heads(v) for v in ops.split(u, self.order, axis=-1)]
 
     def project_keys_and_value(self, key_value):
         """([l^1, ..., l^k], u) from one sequence that is both key and value: one matmul with
@@ -361,9 +390,9 @@ class SimplicialAttention(WeightOptionsLayer):
         if self.use_bias:
             biases = list(self.key_biases) + list(self.value_biases)
             projected = projected + ops.concatenate(biases, 0)
-        width = self.num_heads * self.key_dim
+        width = self._kv_heads * self.key_dim
         ls, u = ops.split(projected, [width * self.order], axis=-1)
-        ls = [_utils.split_heads(l, self.num_heads) for l in ops.split(ls, self.order, axis=-1)]
+        ls = [self._key_value_heads(l) for l in ops.split(ls, self.order, axis=-1)]
         return ls, self._split_values(u)
 
     # -------------------------------------------------------------------------------- attention
@@ -742,6 +771,7 @@ class SimplicialAttention(WeightOptionsLayer):
                 "form": self.form,
                 "window": self.window,
                 "fused": self.fused,
+                "num_key_value_heads": self.num_key_value_heads,
             }
         )
         return config

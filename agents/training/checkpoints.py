@@ -167,12 +167,6 @@ def run_arguments_of(checkpoint):
         raise
 
 
-def is_new_stack_checkpoint(checkpoint):
-    """Whether `checkpoint` (a checkpoint directory) was written by RLlib's new API stack."""
-    engine = engine_of_checkpoint(checkpoint)
-    return engine is not None and engine.name == "rllib-new"
-
-
 def holds_tf2_policy(checkpoint):
     """Whether `checkpoint` holds RLlib's TF2 policy (the old stack's), which `load_policy`
     restores as RLlib's `Policy`; every other engine's holds Keras weights only."""

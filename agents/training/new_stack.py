@@ -41,11 +41,6 @@ PART_GRADIENT_NORM = "grad_norm/"
 THROUGHPUT = "num_env_steps_sampled_lifetime_throughput"
 
 
-def is_new_stack(algorithm):
-    """Whether `algorithm` runs on RLlib's new API stack."""
-    return bool(algorithm.config.enable_rl_module_and_learner)
-
-
 def environment_steps(algorithm):
     """Environment steps sampled over the whole run (a checkpoint restores the count)."""
     return int(

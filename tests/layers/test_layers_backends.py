@@ -42,6 +42,21 @@ SCRIPT = textwrap.dedent(
             expected, _ = trilinear_reference.trilinear_attention(layer, query, value, mask=mask)
             np.testing.assert_allclose(out, expected, rtol=2e-4, atol=2e-4)
 
+    # Grouped key/value heads equal repeated projections: dense, tiled, windowed, both forms.
+    from grouped_heads import copy_as_full_heads
+    x = rng.normal(size=(2, 6, 5)).astype("float32")
+    for form in ("scalar_product", "trilinear"):
+        for options in ({{"tile_size": None}}, {{"tile_size": 2}}, {{"window": (3, 2)}}):
+            grouped = SimplicialAttention(num_heads=4, num_key_value_heads=2, key_dim=3,
+                                          form=form, **options)
+            full = SimplicialAttention(num_heads=4, key_dim=3, form=form, **options)
+            grouped(x, x)
+            full(x, x)
+            copy_as_full_heads(grouped, full)
+            np.testing.assert_allclose(keras.ops.convert_to_numpy(grouped(x, x)),
+                                       keras.ops.convert_to_numpy(full(x, x)),
+                                       rtol=1e-5, atol=1e-5)
+
     e = rng.normal(size=(3, 7, 8)).astype("float32")
     block = TwoSimplicialTransformerBlock(num_heads=2, key_dim=4, simplicial_key_dim=4,
                                           feedforward_dim=8)
