@@ -94,6 +94,17 @@ class _Block(WeightOptionsLayer):
         return config
 
 
+def _with_padding(attention_mask, padding_mask):
+    """`attention_mask` ([B or 1, N, N] or None) and a key padding mask [B, N] (None: none) as one
+    mask broadcastable to [B, N, N]: entity i may attend to j when both allow it."""
+    if padding_mask is None:
+        return attention_mask
+    keys = ops.expand_dims(ops.cast(padding_mask, "bool"), 1)  # [B, 1, N]
+    if attention_mask is None:
+        return keys
+    return ops.logical_and(ops.cast(attention_mask, "bool"), keys)
+
+
 @keras.saving.register_keras_serializable(package="keras_simplicial")
 class TransformerBlock(_Block):
     r"""The relational Transformer block (Section 5.2, `transformer_block`; eq. update_multhead).
@@ -131,6 +142,8 @@ class TransformerBlock(_Block):
         training: whether dropout is active.
         use_causal_mask: entity i attends only to entities j <= i (a decoder), combined with
             `attention_mask`.
+        padding_mask: boolean [B, N], True at real positions: no entity attends to a padding
+            position (left or right); one with nothing to attend to gets a zero attention output.
 
     Returns:
         e' [B, N, D], and the scores if requested.
@@ -147,9 +160,11 @@ class TransformerBlock(_Block):
         return_attention_scores=False,
         training=None,
         use_causal_mask=False,
+        padding_mask=None,
     ):
         x = self.input_norm(inputs)
         q, k, v = self.attention.project(x, x, x)
+        attention_mask = _with_padding(attention_mask, padding_mask)
         a, scores = self.attention.attend(
             q, k, v, attention_mask, training=training, use_causal_mask=use_causal_mask
         )
@@ -163,6 +178,7 @@ class TransformerBlock(_Block):
         return_attention_scores=False,
         training=None,
         use_causal_mask=False,
+        padding_mask=None,
     ):
         outputs = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
         if not return_attention_scores:
@@ -240,6 +256,9 @@ class TwoSimplicialTransformerBlock(_Block):
         training: whether dropout is active.
         use_causal_mask: with num_virtual_entities=0 only: entity i attends to entities j <= i
             and to pairs (j, k) with j, k <= i (a decoder).
+        padding_mask: boolean [B, N] over the standard entities, True at real positions: no
+            entity attends to a padding position (left or right), in either attention, windows
+            included; with nothing to attend to, an attention's output is zero, never NaN.
 
     Returns:
         e' [B, N + M, D], or (e', attention_scores, simplicial_attention_scores).
@@ -361,18 +380,39 @@ class TwoSimplicialTransformerBlock(_Block):
         key_is_standard = ops.expand_dims(positions < first_virtual, 0)
         return ops.expand_dims(ops.logical_or(query_is_virtual, key_is_standard), 0)
 
-    def call(self, inputs, return_attention_scores=False, training=None, use_causal_mask=False):
+    def call(
+        self,
+        inputs,
+        return_attention_scores=False,
+        training=None,
+        use_causal_mask=False,
+        padding_mask=None,
+    ):
         m = self.num_virtual_entities
         if use_causal_mask and m:
             raise ValueError(
                 "`use_causal_mask` needs num_virtual_entities=0 (virtual entities see the whole "
                 f"sequence), received num_virtual_entities={m}."
             )
+        if padding_mask is not None and m:
+            # The virtual entities are always real: the standard ones' padding, then M Trues.
+            padding_mask = ops.concatenate(
+                [
+                    ops.cast(padding_mask, "bool"),
+                    ops.ones((ops.shape(padding_mask)[0], m), dtype="bool"),
+                ],
+                axis=1,
+            )
         x = self.input_norm(inputs)
         q, k, v = self.attention.project(x, x, x)
         mask = self._virtual_mask(_utils.dim(x, 1)) if m else None
         a1, scores = self.attention.attend(
-            q, k, v, mask, training=training, use_causal_mask=use_causal_mask
+            q,
+            k,
+            v,
+            _with_padding(mask, padding_mask),
+            training=training,
+            use_causal_mask=use_causal_mask,
         )
         simplicial = self.simplicial_attention
         standard, keys = (x[:, :-m], x[:, -m:]) if m else (x, x)
@@ -384,6 +424,8 @@ class TwoSimplicialTransformerBlock(_Block):
             return_attention_scores=return_attention_scores,
             training=training,
             use_causal_mask=use_causal_mask,
+            # The 2-simplicial keys are the virtual entities (always real) when there are any.
+            padding_mask=None if m else padding_mask,
         )
         a2 = _utils.merge_heads(a2)
         if m:
@@ -396,7 +438,12 @@ class TwoSimplicialTransformerBlock(_Block):
         return outputs
 
     def compute_output_spec(
-        self, inputs, return_attention_scores=False, training=None, use_causal_mask=False
+        self,
+        inputs,
+        return_attention_scores=False,
+        training=None,
+        use_causal_mask=False,
+        padding_mask=None,
     ):
         outputs = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
         if not return_attention_scores:

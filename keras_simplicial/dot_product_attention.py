@@ -110,13 +110,13 @@ class DotProductAttention(WeightOptionsLayer):
         q = q * ops.cast(1.0 / math.sqrt(self.key_dim), q.dtype)
         logits = ops.einsum("bhnd,bhmd->bhnm", q, k)
         logits = ops.cast(logits, _utils.softmax_dtype(self.compute_dtype))
+        masks = []
         if attention_mask is not None:
-            mask = ops.expand_dims(ops.cast(attention_mask, "bool"), axis=1)
-            logits = ops.where(mask, logits, _utils.MASK_LOGIT)
+            masks.append(ops.expand_dims(ops.cast(attention_mask, "bool"), axis=1))
         if use_causal_mask:
-            causal = _utils.causal_condition(_utils.dim(q, 2), _utils.dim(k, 2))
-            logits = ops.where(causal, logits, _utils.MASK_LOGIT)
-        scores = ops.cast(ops.softmax(logits, axis=-1), self.compute_dtype)
+            masks.append(_utils.causal_condition(_utils.dim(q, 2), _utils.dim(k, 2)))
+        # A query with no key to attend to (a padding position) gets zeros, not a uniform mix.
+        scores = ops.cast(_utils.masked_softmax(logits, masks, -1), self.compute_dtype)
         weights = self._dropout_layer(scores, training=training) if self.dropout else scores
         return ops.matmul(weights, v), scores
 

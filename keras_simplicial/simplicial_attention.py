@@ -221,7 +221,7 @@ class SimplicialAttention(WeightOptionsLayer):
             (j, k) with i - w1 < j <= i and i - w2 < k <= i (Roy et al.'s sliding windows, causal
             by construction), for a sequence attending to itself (N = M). Time O(N w1 w2 d) (plus
             O(N w1 d^2 + N d^3) for B), memory O(N (w1 w2 + (w1 + w2) d + d^2)): no [N, M, M]
-            tensor. It does not take an `attention_mask`.
+            tensor. It does not take an `attention_mask`; a `padding_mask` it does.
         fused: None (default): `keras.ops` on every backend. "pallas" (JAX backend, with
             `window`): the windowed forward pass as one Pallas kernel, its gradient from the
             `keras.ops` path (`keras_simplicial/_pallas.py`); calls that ask for scores or train
@@ -247,6 +247,13 @@ class SimplicialAttention(WeightOptionsLayer):
             both sequences), as in `keras.layers.MultiHeadAttention`; combined with
             `attention_mask`. It is applied as one [N, M] condition per key axis inside the
             softmax (and per tile on the tiled path), never as an [N, M, ..., M] mask.
+        padding_mask: boolean [B, M], True at the real positions of the keys' sequence (False
+            at padding, on either side): a tuple is attended to only if every one of its keys is
+            real. It works on every path, `window` included (the fused kernel then falls back
+            to `keras.ops`), and combines with `attention_mask` and `use_causal_mask`; like the
+            causal condition it is applied once per key axis. A query with no allowed tuple (a
+            padding position of a left-padded sequence, under a causal mask or a window) outputs
+            exactly 0, never NaN.
 
     Returns:
         [B, N, num_heads * value_dim], and the scores if requested.
@@ -530,6 +537,7 @@ class SimplicialAttention(WeightOptionsLayer):
         return_attention_scores=False,
         training=None,
         use_causal_mask=False,
+        padding_mask=None,
     ):
         """Attention from projected p [B,H,N,dk], ls (k x [B,H,M,dk]), u [B,H,M,dv] (for the
         trilinear form the list u^1..u^k, k x [B,H,M,dv]).
@@ -538,11 +546,20 @@ class SimplicialAttention(WeightOptionsLayer):
         or None).
         """
         masks = []
+        padding = None
+        if padding_mask is not None:
+            if len(padding_mask.shape) != 2:
+                raise ValueError(
+                    "`padding_mask` must have shape [B, M] (True = a real key position), "
+                    f"received shape {tuple(padding_mask.shape)}."
+                )
+            padding = ops.cast(padding_mask, "bool")
         if attention_mask is not None:
             if self.window is not None:
                 raise ValueError(
                     "`attention_mask` cannot be combined with `window` (the windows already "
-                    "choose each query's key pairs); pass attention_mask=None."
+                    "choose each query's key pairs); pass attention_mask=None, and a "
+                    "`padding_mask` [B, N] for sequences of different lengths."
                 )
             if len(attention_mask.shape) != self.order + 2:
                 raise ValueError(
@@ -551,9 +568,18 @@ class SimplicialAttention(WeightOptionsLayer):
                 )
             masks.append(ops.expand_dims(ops.cast(attention_mask, "bool"), axis=1))
         if self.window is not None:
-            if self.fused and not return_attention_scores and not (self.dropout and training):
+            fusable = padding is None and not return_attention_scores
+            if self.fused and fusable and not (self.dropout and training):
                 return self._attend_fused(p, ls, u), None
-            return self._attend_windowed(p, ls, u, return_attention_scores, training)
+            return self._attend_windowed(
+                p, ls, u, return_attention_scores, training, padding=padding
+            )
+        if padding is not None:
+            # One [B, M] condition per key axis, as the causal one: never [B, N, M^k].
+            rank = self.order + 3
+            masks.extend(
+                _place(ops.expand_dims(padding, 1), (3 + a,), rank) for a in range(self.order)
+            )
         if use_causal_mask:
             # One [N, M] condition per key axis (j_a <= i), applied one by one: never [N, M^k].
             causal = _utils.causal_condition(_utils.dim(p, 2), _utils.dim(_first(u), 2))
@@ -598,8 +624,9 @@ class SimplicialAttention(WeightOptionsLayer):
             epsilon=self.epsilon,
         )
 
-    def _attend_windowed(self, p, ls, u, return_attention_scores, training, b=None):
-        """Query i attends to the pairs (j, k) with i - w1 < j <= i and i - w2 < k <= i.
+    def _attend_windowed(self, p, ls, u, return_attention_scores, training, b=None, padding=None):
+        """Query i attends to the pairs (j, k) with i - w1 < j <= i and i - w2 < k <= i (and,
+        with `padding` [B, N], both j and k real positions).
 
         The w1 keys l^1 (values u, u^1) and the w2 keys l^2 (u, u^2) before each query are
         gathered ([B, H, N, w, d]); logits [B, H, N, w1, w2] come from the per-query Gram entries
@@ -642,6 +669,11 @@ class SimplicialAttention(WeightOptionsLayer):
             _place(ops.expand_dims(ops.expand_dims(v, 0), 0), (2, axis), 5)
             for v, axis in zip(valid, (3, 4))
         ]
+        if padding is not None:  # each axis's window of the padding mask: [B, 1, N, w]
+            for at, axis in zip(positions, (3, 4)):
+                taken = ops.take(padding, ops.reshape(at, (-1,)), axis=1)
+                taken = ops.reshape(taken, (-1, 1, n, at.shape[1]))
+                masks.append(_place(taken, (2, axis), 5))
         scores = ops.cast(_utils.masked_softmax(logits, masks, (3, 4)), self.compute_dtype)
         weights = self._dropout_layer(scores, training=training) if self.dropout else scores
         u1, u2 = (u, u) if self.form == "scalar_product" else u
@@ -715,6 +747,7 @@ class SimplicialAttention(WeightOptionsLayer):
         return_attention_scores=False,
         training=None,
         use_causal_mask=False,
+        padding_mask=None,
     ):
         p = self.project_query(query)
         if key is None or key is value:
@@ -729,6 +762,7 @@ class SimplicialAttention(WeightOptionsLayer):
             return_attention_scores,
             training=training,
             use_causal_mask=use_causal_mask,
+            padding_mask=padding_mask,
         )
         outputs = _utils.merge_heads(outputs)
         return (outputs, scores) if return_attention_scores else outputs
@@ -745,6 +779,7 @@ class SimplicialAttention(WeightOptionsLayer):
         return_attention_scores=False,
         training=None,
         use_causal_mask=False,
+        padding_mask=None,
     ):
         outputs = keras.KerasTensor(
             self.compute_output_shape(query.shape, value.shape), dtype=self.compute_dtype

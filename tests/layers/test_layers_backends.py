@@ -57,6 +57,20 @@ SCRIPT = textwrap.dedent(
                                        keras.ops.convert_to_numpy(full(x, x)),
                                        rtol=1e-5, atol=1e-5)
 
+    # Left padding, masked: the real positions get what the unpadded sequence gets (windows and
+    # causal pairs, both forms), the padding positions exactly 0.
+    real = rng.normal(size=(2, 4, 5)).astype("float32")
+    x = np.concatenate([rng.normal(size=(2, 3, 5)).astype("float32") * 10, real], axis=1)
+    padding = np.arange(7)[None, :].repeat(2, axis=0) >= 3
+    for form in ("scalar_product", "trilinear"):
+        for options, causal in (({{"window": (3, 2)}}, False), ({{"tile_size": 2}}, True)):
+            layer = SimplicialAttention(num_heads=2, key_dim=3, form=form, **options)
+            out = keras.ops.convert_to_numpy(
+                layer(x, x, padding_mask=padding, use_causal_mask=causal))
+            expected = keras.ops.convert_to_numpy(layer(real, real, use_causal_mask=causal))
+            np.testing.assert_allclose(out[:, 3:], expected, rtol=1e-5, atol=1e-5)
+            assert np.all(out[:, :3] == 0.0)
+
     e = rng.normal(size=(3, 7, 8)).astype("float32")
     block = TwoSimplicialTransformerBlock(num_heads=2, key_dim=4, simplicial_key_dim=4,
                                           feedforward_dim=8)
