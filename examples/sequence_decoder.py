@@ -5,7 +5,12 @@ so each next token needs the two before it. The model: an embedding plus learned
 causal blocks, blocks 4 and 8 `TwoSimplicialTransformerBlock(num_virtual_entities=0)` with
 2-simplicial attention over sliding windows (8, 4), the others `TransformerBlock`, and a
 next-token readout. It prints `model.summary()`, trains, and reports the held-out next-token
-accuracy on the positions the rule determines (chance: 1/17).
+accuracy on the positions the rule determines (chance: 1/17). Then it generates: from two-token
+prompts, one token at a time, each block reading and extending its decoding cache
+(`initial_cache`, `cache=`, `cache_update_index=`), so that a step costs one position's work (the
+2-simplicial blocks' caches hold only their windows); it checks that the cached generation gives
+the tokens a full recomputation of the sequence gives, and reports how many generated tokens
+follow the rule.
 
     python examples/sequence_decoder.py              # any backend: KERAS_BACKEND=jax / torch
     python examples/sequence_decoder.py --epochs 1 --samples 64   # seconds
@@ -66,6 +71,39 @@ def build_decoder():
     return keras.Model(tokens, logits, name="decoder")
 
 
+def generate(model, prompts, length=LENGTH):
+    """Greedy continuation of `prompts` [B, P] to `length` tokens, one position at a time: the
+    embedding of token t plus position t, then every block with its decoding cache, then the
+    readout. Returns [B, length] tokens (the prompts first)."""
+    blocks = [
+        layer
+        for layer in model.layers
+        if isinstance(layer, (TransformerBlock, TwoSimplicialTransformerBlock))
+    ]
+    embedding, readout = model.get_layer("embedding"), model.get_layer("next_token")
+    positions = model.get_layer("positions").positions
+    caches = [block.initial_cache(len(prompts), length) for block in blocks]
+    tokens = [np.asarray(prompts[:, t], "int32") for t in range(prompts.shape[1])]
+    for t in range(length - 1):
+        x = embedding(tokens[t][:, None]) + positions[t : t + 1]
+        for index, block in enumerate(blocks):
+            x, caches[index] = block(x, cache=caches[index], cache_update_index=t)
+        if t + 1 >= len(tokens):
+            logits = keras.ops.convert_to_numpy(readout(x))[:, -1]
+            tokens.append(logits.argmax(-1).astype("int32"))
+    return np.stack(tokens, axis=1)
+
+
+def generate_by_recomputing(model, prompts, length=LENGTH):
+    """The same greedy continuation, the whole sequence run again for every new token."""
+    tokens = np.zeros((len(prompts), length), "int32")
+    tokens[:, : prompts.shape[1]] = prompts
+    for t in range(prompts.shape[1], length):
+        logits = keras.ops.convert_to_numpy(model(tokens))
+        tokens[:, t] = logits[:, t - 1].argmax(-1)
+    return tokens
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Train a small 2-simplicial decoder.")
     parser.add_argument("--epochs", type=int, default=10)
@@ -85,6 +123,15 @@ def main(argv=None):
     # The first next token depends on the second random one: score from position 1 on.
     accuracy = float((predicted[:, 1:] == y_test[:, 1:]).mean())
     print(f"held-out next-token accuracy: {accuracy:.3f} (chance {1 / VOCABULARY:.3f})")
+
+    prompts = x_test[:50, :2]
+    generated = generate(model, prompts)
+    recomputed = generate_by_recomputing(model, prompts[:5])
+    agree = float((generated[:5] == recomputed).mean())
+    follows = float((generated[:, 2:] == x_test[:50, 2:]).mean())
+    print(f"generated with the decoding caches: {generated[0].tolist()}")
+    print(f"generated tokens that follow the rule: {follows:.3f}")
+    print(f"cached and recomputed generation agree on {agree:.3f} of the tokens")
 
 
 if __name__ == "__main__":

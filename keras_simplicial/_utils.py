@@ -91,3 +91,40 @@ def masked_softmax(logits, masks, axes):
         weights = ops.where(mask, weights, 0.0)
     total = ops.sum(weights, axis=axes, keepdims=True)
     return weights / ops.maximum(total, 1e-30)
+
+
+# ---------------------------------------------------------------------------- decoding caches
+def write_cache(cache, new, index, ring=False):
+    """`cache` [B, S, W] with `new` [B, T, W] written at positions index..index+T-1, or (`ring`,
+    T = 1) at slot index mod S."""
+    start = ops.mod(index, _static(cache, 1)) if ring else index
+    zero = ops.zeros((), dtype="int32")
+    return ops.slice_update(
+        cache, (zero, ops.cast(start, "int32"), zero), ops.cast(new, cache.dtype)
+    )
+
+
+def cache_positions(length, index, ring=False):
+    """[S] int32: the sequence position of each cache slot once position `index` is written:
+    0..S-1 (positions not yet written are later than every query, so masked), or for a ring
+    buffer index - ((index - s) mod S), negative for slots never written."""
+    slots = ops.arange(length, dtype="int32")
+    if not ring:
+        return slots
+    index = ops.cast(index, "int32")
+    return index - ops.mod(index - slots, length)
+
+
+def key_condition(query_positions, key_positions, width=None):
+    """[T, S] boolean: key position j is real (>= 0), j <= i, and (with `width`) i - j < width."""
+    queries = ops.expand_dims(ops.cast(query_positions, "int32"), 1)
+    keys = ops.expand_dims(key_positions, 0)
+    allowed = ops.logical_and(keys <= queries, keys >= 0)
+    if width is not None:
+        allowed = ops.logical_and(allowed, queries - keys < width)
+    return allowed
+
+
+def _static(x, axis):
+    size = x.shape[axis]
+    return size if size is not None else ops.shape(x)[axis]

@@ -94,6 +94,21 @@ class _Block(WeightOptionsLayer):
         return config
 
 
+def _check_cached_call(attention_mask, padding_mask, return_attention_scores):
+    if attention_mask is not None or padding_mask is not None or return_attention_scores:
+        raise ValueError(
+            "A cached call takes no `attention_mask` or `padding_mask` and returns no scores: "
+            "it attends causally to the cached positions."
+        )
+
+
+def _cache_spec(cache):
+    """The symbolic shape of a cache (nested tuples of tensors), for `compute_output_spec`."""
+    if isinstance(cache, (tuple, list)):
+        return tuple(_cache_spec(c) for c in cache)
+    return keras.KerasTensor(cache.shape, dtype=cache.dtype)
+
+
 def _with_padding(attention_mask, padding_mask):
     """`attention_mask` ([B or 1, N, N] or None) and a key padding mask [B, N] (None: none) as one
     mask broadcastable to [B, N, N]: entity i may attend to j when both allow it."""
@@ -144,14 +159,21 @@ class TransformerBlock(_Block):
             `attention_mask`.
         padding_mask: boolean [B, N], True at real positions: no entity attends to a padding
             position (left or right); one with nothing to attend to gets a zero attention output.
+        cache, cache_update_index: decoding (`initial_cache`): `inputs` are the new positions
+            `cache_update_index`.. of a causal sequence; returns (e', new cache), equal to the
+            causal pass at those positions.
 
     Returns:
-        e' [B, N, D], and the scores if requested.
+        e' [B, N, D], and the scores if requested; (e', cache) for a cached call.
     """
 
     def build(self, input_shape):
         self._check_inputs(input_shape)
         self._build_common(input_shape, self.num_heads * (self.value_dim or self.key_dim))
+
+    def initial_cache(self, batch_size, max_length, dtype=None):
+        """An empty decoding cache: the attention's (keys, values) for `max_length` positions."""
+        return self.attention.initial_cache(batch_size, max_length, dtype)
 
     def call(
         self,
@@ -161,8 +183,16 @@ class TransformerBlock(_Block):
         training=None,
         use_causal_mask=False,
         padding_mask=None,
+        cache=None,
+        cache_update_index=None,
     ):
         x = self.input_norm(inputs)
+        if cache is not None:
+            _check_cached_call(attention_mask, padding_mask, return_attention_scores)
+            a, cache = self.attention(
+                x, x, cache=cache, cache_update_index=cache_update_index, training=training
+            )
+            return self._update(inputs, a), cache
         q, k, v = self.attention.project(x, x, x)
         attention_mask = _with_padding(attention_mask, padding_mask)
         a, scores = self.attention.attend(
@@ -179,8 +209,12 @@ class TransformerBlock(_Block):
         training=None,
         use_causal_mask=False,
         padding_mask=None,
+        cache=None,
+        cache_update_index=None,
     ):
         outputs = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
+        if cache is not None:
+            return outputs, _cache_spec(cache)
         if not return_attention_scores:
             return outputs
         batch, length = inputs.shape[0], inputs.shape[1]
@@ -259,6 +293,10 @@ class TwoSimplicialTransformerBlock(_Block):
         padding_mask: boolean [B, N] over the standard entities, True at real positions: no
             entity attends to a padding position (left or right), in either attention, windows
             included; with nothing to attend to, an attention's output is zero, never NaN.
+        cache, cache_update_index: decoding (num_virtual_entities=0; `initial_cache`):
+            `inputs` are the new positions `cache_update_index`.. of a causal sequence (one at a
+            time with `simplicial_window`, whose cache holds only the window); returns (e', new
+            cache), equal to the causal (windowed) pass at those positions.
 
     Returns:
         e' [B, N + M, D], or (e', attention_scores, simplicial_attention_scores).
@@ -372,6 +410,36 @@ class TwoSimplicialTransformerBlock(_Block):
         width = self.num_heads * (self.value_dim or self.key_dim) + simplicial_width
         self._build_common(input_shape, width)
 
+    def initial_cache(self, batch_size, max_length, dtype=None):
+        """An empty decoding cache (num_virtual_entities=0 only): the 1-simplicial attention's
+        (keys, values) for `max_length` positions and the 2-simplicial attention's cache (with
+        `simplicial_window`, a ring buffer of the larger window)."""
+        if self.num_virtual_entities:
+            raise ValueError(
+                "Decoding needs num_virtual_entities=0 (virtual entities see the whole "
+                f"sequence), received num_virtual_entities={self.num_virtual_entities}."
+            )
+        return (
+            self.attention.initial_cache(batch_size, max_length, dtype),
+            self.simplicial_attention.initial_cache(batch_size, max_length, dtype),
+        )
+
+    def _call_cached(self, inputs, cache, index, training, unsupported):
+        if self.num_virtual_entities:
+            raise ValueError(
+                "Decoding needs num_virtual_entities=0 (virtual entities see the whole "
+                f"sequence), received num_virtual_entities={self.num_virtual_entities}."
+            )
+        _check_cached_call(None, *unsupported)
+        x = self.input_norm(inputs)
+        one, two = cache
+        a1, one = self.attention(x, x, cache=one, cache_update_index=index, training=training)
+        a2, two = self.simplicial_attention(
+            x, x, cache=two, cache_update_index=index, training=training
+        )
+        v_prime = ops.concatenate([a1, self.simplicial_norm(a2)], axis=-1)
+        return self._update(inputs, v_prime), (one, two)
+
     def _virtual_mask(self, length):
         """[1, N+M, N+M]: standard queries see standard keys only, virtual queries see all."""
         positions = ops.arange(length)
@@ -387,8 +455,15 @@ class TwoSimplicialTransformerBlock(_Block):
         training=None,
         use_causal_mask=False,
         padding_mask=None,
+        cache=None,
+        cache_update_index=None,
     ):
         m = self.num_virtual_entities
+        if cache is not None:
+            return self._call_cached(
+                inputs, cache, cache_update_index, training,
+                (padding_mask, return_attention_scores),
+            )  # fmt: skip
         if use_causal_mask and m:
             raise ValueError(
                 "`use_causal_mask` needs num_virtual_entities=0 (virtual entities see the whole "
@@ -444,8 +519,12 @@ class TwoSimplicialTransformerBlock(_Block):
         training=None,
         use_causal_mask=False,
         padding_mask=None,
+        cache=None,
+        cache_update_index=None,
     ):
         outputs = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
+        if cache is not None:
+            return outputs, _cache_spec(cache)
         if not return_attention_scores:
             return outputs
         batch, length = inputs.shape[0], inputs.shape[1]

@@ -43,6 +43,11 @@ class DotProductAttention(WeightOptionsLayer):
         training: whether dropout is active.
         use_causal_mask: query i attends only to keys j <= i (positions from 0 in both
             sequences), as in `keras.layers.MultiHeadAttention`; combined with `attention_mask`.
+        cache: a decoding cache (`initial_cache`, or the one a previous cached call returned):
+            `query` and `value` are then the new positions `cache_update_index`.. of a sequence
+            attending to itself, written into the cache; the call returns (outputs, new cache),
+            the full causal pass at those positions (as KerasHub's `CachedMultiHeadAttention`).
+        cache_update_index: the position of the first new query.
 
     Returns:
         [B, N, num_heads * value_dim], and the scores if requested.
@@ -120,6 +125,42 @@ class DotProductAttention(WeightOptionsLayer):
         weights = self._dropout_layer(scores, training=training) if self.dropout else scores
         return ops.matmul(weights, v), scores
 
+    def initial_cache(self, batch_size, max_length, dtype=None):
+        """An empty decoding cache for sequences of up to `max_length` positions: (keys,
+        values), [batch, max_length, num_heads * key_dim] and [..., num_heads * value_dim],
+        zeros. Pass it to `call(..., cache=..., cache_update_index=...)`."""
+        max_length = _utils.check_positive_int("max_length", max_length)
+        dtype = dtype or self.compute_dtype
+        return (
+            ops.zeros((batch_size, max_length, self.num_heads * self.key_dim), dtype=dtype),
+            ops.zeros((batch_size, max_length, self.num_heads * self._value_dim), dtype=dtype),
+        )
+
+    def _call_cached(self, query, value, cache, index, training):
+        """The T new positions index..index+T-1 of a sequence attending to itself: their keys
+        and values written into `cache`, each attending to the cached positions up to itself."""
+        keys, values = (
+            _utils.write_cache(c, self._project(value, kernel, bias), index)
+            for c, kernel, bias in zip(
+                cache,
+                (self.key_kernel, self.value_kernel),
+                (self.key_bias, self.value_bias),
+            )
+        )
+        q = _utils.split_heads(
+            self._project(query, self.query_kernel, self.query_bias), self.num_heads
+        )
+        positions = _utils.cache_positions(_utils.dim(keys, 1), index)
+        condition = _utils.key_condition(index + ops.arange(_utils.dim(query, 1)), positions)
+        outputs, _ = self.attend(
+            q,
+            _utils.split_heads(keys, self.num_heads),
+            _utils.split_heads(values, self.num_heads),
+            ops.expand_dims(condition, 0),
+            training=training,
+        )
+        return _utils.merge_heads(outputs), (keys, values)
+
     def call(
         self,
         query,
@@ -129,7 +170,21 @@ class DotProductAttention(WeightOptionsLayer):
         return_attention_scores=False,
         training=None,
         use_causal_mask=False,
+        cache=None,
+        cache_update_index=None,
     ):
+        if cache is not None:
+            if cache_update_index is None or key is not None and key is not value:
+                raise ValueError(
+                    "A cached call needs `cache_update_index` (the position of the first new "
+                    "query) and a sequence attending to itself (no separate `key`)."
+                )
+            if attention_mask is not None or return_attention_scores:
+                raise ValueError(
+                    "A cached call takes no `attention_mask` and returns no scores; it attends "
+                    "causally to the cached positions."
+                )
+            return self._call_cached(query, value, tuple(cache), cache_update_index, training)
         key = value if key is None else key
         q, k, v = self.project(query, key, value)
         outputs, scores = self.attend(
@@ -150,10 +205,14 @@ class DotProductAttention(WeightOptionsLayer):
         return_attention_scores=False,
         training=None,
         use_causal_mask=False,
+        cache=None,
+        cache_update_index=None,
     ):
         outputs = keras.KerasTensor(
             self.compute_output_shape(query.shape, value.shape), dtype=self.compute_dtype
         )
+        if cache is not None:
+            return outputs, tuple(keras.KerasTensor(c.shape, dtype=c.dtype) for c in cache)
         if not return_attention_scores:
             return outputs
         scores_shape = (query.shape[0], self.num_heads, query.shape[1], value.shape[1])

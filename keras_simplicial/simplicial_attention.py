@@ -3,6 +3,7 @@
 import numbers
 
 import keras
+import numpy as np
 from keras import ops
 
 from keras_simplicial import _utils
@@ -254,6 +255,15 @@ class SimplicialAttention(WeightOptionsLayer):
             causal condition it is applied once per key axis. A query with no allowed tuple (a
             padding position of a left-padded sequence, under a causal mask or a window) outputs
             exactly 0, never NaN.
+        cache: a decoding cache (`initial_cache`, or the one a previous cached call returned):
+            `query` and `value` (the same new positions of a sequence attending to itself) are
+            then positions `cache_update_index`.. of it; their keys and values are written into
+            the cache and each attends to the tuples of cached positions up to itself (with
+            `window`, within the windows: the cache is a ring buffer of max(w1, w2) positions, one
+            new position a call). The call returns (outputs, new cache), equal to the full
+            causal (or windowed) pass at those positions, as KerasHub's
+            `CachedMultiHeadAttention`.
+        cache_update_index: the position of the first new query (an integer or scalar tensor).
 
     Returns:
         [B, N, num_heads * value_dim], and the scores if requested.
@@ -392,15 +402,68 @@ class SimplicialAttention(WeightOptionsLayer):
         """([l^1, ..., l^k], u) from one sequence that is both key and value: one matmul with
         the kernels of l^1..l^k and u (u^1..u^k) side by side, [B, M, D] x [D, H (k key_dim +
         value_dim)]."""
+        return self._split_cache_entries(self._cache_entries(key_value))
+
+    def _cache_entries(self, key_value):
+        """The keys l^1..l^k and the values (u, or u^1..u^k) of a sequence that is both key and
+        value, before the heads are split: a list of [B, M, G d] (G key/value heads), what a
+        decoding cache holds (`initial_cache`)."""
         kernels = list(self.key_kernels) + list(self.value_kernels)
         projected = ops.matmul(key_value, ops.concatenate(kernels, axis=1))
         if self.use_bias:
             biases = list(self.key_biases) + list(self.value_biases)
             projected = projected + ops.concatenate(biases, 0)
-        width = self._kv_heads * self.key_dim
-        ls, u = ops.split(projected, [width * self.order], axis=-1)
-        ls = [self._key_value_heads(l) for l in ops.split(ls, self.order, axis=-1)]
-        return ls, self._split_values(u)
+        key_width = self._kv_heads * self.key_dim
+        value_width = self._kv_heads * self._value_dim
+        widths = [key_width] * self.order + [value_width] * len(self.value_kernels)
+        return ops.split(projected, list(np.cumsum(widths)[:-1]), axis=-1)
+
+    def _split_cache_entries(self, entries):
+        """([l^1, ..., l^k], u or [u^1, ..., u^k]) as [B, H, M, d] from `_cache_entries`."""
+        ls = [self._key_value_heads(l) for l in entries[: self.order]]
+        values = [self._key_value_heads(v) for v in entries[self.order :]]
+        return ls, (values[0] if self.form == "scalar_product" else values)
+
+    # ------------------------------------------------------------------------------ decoding
+    def cache_length(self, max_length):
+        """The positions a decoding cache holds: `max_length`, or with `window` the larger
+        window (a ring buffer: a step's cost does not grow with the sequence)."""
+        max_length = _utils.check_positive_int("max_length", max_length)
+        return max(self.window) if self.window is not None else max_length
+
+    def initial_cache(self, batch_size, max_length, dtype=None):
+        """An empty decoding cache for sequences of up to `max_length` positions: a tuple of
+        the keys l^1..l^k and the values (u, or u^1..u^k), each [batch, S, G d] (G key/value
+        heads, S = `cache_length(max_length)`), all zeros. Pass it to `call(..., cache=...,
+        cache_update_index=...)` with the layer built."""
+        length = self.cache_length(max_length)
+        dtype = dtype or self.compute_dtype
+        widths = [self._kv_heads * self.key_dim] * self.order + [
+            self._kv_heads * self._value_dim
+        ] * (1 if self.form == "scalar_product" else self.order)
+        return tuple(ops.zeros((batch_size, length, w), dtype=dtype) for w in widths)
+
+    def _call_cached(self, query, value, cache, index, training):
+        """Decoding: `query` and `value` are the T new positions index..index+T-1 of a sequence
+        attending to itself; their keys and values are written into `cache` (at those positions,
+        or with `window` at slot index mod S, T = 1), and each new position attends to the key
+        tuples up to it (within the windows): the full causal pass at those positions."""
+        steps = _utils.dim(query, 1)
+        if self.window is not None and steps != 1:
+            raise ValueError(
+                "With `window`, a cached call takes one new position at a time (the cache is a "
+                f"ring buffer of the window), received {steps} positions."
+            )
+        entries = self._cache_entries(value)
+        cache = tuple(_utils.write_cache(c, e, index, ring=self.window is not None)
+                      for c, e in zip(cache, entries))  # fmt: skip
+        ls, u = self._split_cache_entries(cache)
+        keys = _utils.cache_positions(_utils.dim(cache[0], 1), index, self.window is not None)
+        queries = index + ops.arange(steps)
+        widths = self.window or (None,) * self.order
+        masks = self._key_axis_masks([_utils.key_condition(queries, keys, w) for w in widths])
+        outputs, _ = self._attend_tuples(self.project_query(query), ls, u, masks, False, training)
+        return _utils.merge_heads(outputs), cache
 
     # -------------------------------------------------------------------------------- attention
     def tensor_values(self, u):
@@ -583,9 +646,20 @@ class SimplicialAttention(WeightOptionsLayer):
         if use_causal_mask:
             # One [N, M] condition per key axis (j_a <= i), applied one by one: never [N, M^k].
             causal = _utils.causal_condition(_utils.dim(p, 2), _utils.dim(_first(u), 2))
-            causal = ops.expand_dims(ops.expand_dims(causal, 0), 0)
-            rank = self.order + 3
-            masks.extend(_place(causal, (2, 3 + a), rank) for a in range(self.order))
+            masks.extend(self._key_axis_masks([causal] * self.order))
+        return self._attend_tuples(p, ls, u, masks, return_attention_scores, training)
+
+    def _key_axis_masks(self, conditions):
+        """One [N, M] boolean condition per key axis as masks of the logits [B, H, N, M, ..., M]."""
+        rank = self.order + 3
+        return [
+            _place(ops.expand_dims(ops.expand_dims(condition, 0), 0), (2, 3 + a), rank)
+            for a, condition in enumerate(conditions)
+        ]
+
+    def _attend_tuples(self, p, ls, u, masks, return_attention_scores, training):
+        """Every key tuple, directly or in tiles, under `masks`: ([B, H, N, dv], scores or
+        None)."""
         tile = self._use_tiles(p, u, return_attention_scores, training)
         if tile is not None:
             return self._attend_tiled(p, ls, u, masks, tile), None
@@ -748,7 +822,21 @@ class SimplicialAttention(WeightOptionsLayer):
         training=None,
         use_causal_mask=False,
         padding_mask=None,
+        cache=None,
+        cache_update_index=None,
     ):
+        if cache is not None:
+            if cache_update_index is None or key is not None and key is not value:
+                raise ValueError(
+                    "A cached call needs `cache_update_index` (the position of the first new "
+                    "query) and a sequence attending to itself (no separate `key`)."
+                )
+            if attention_mask is not None or return_attention_scores:
+                raise ValueError(
+                    "A cached call takes no `attention_mask` and returns no scores; it attends "
+                    "causally (within the windows) to the cached positions."
+                )
+            return self._call_cached(query, value, tuple(cache), cache_update_index, training)
         p = self.project_query(query)
         if key is None or key is value:
             ls, u = self.project_keys_and_value(value)
@@ -780,10 +868,14 @@ class SimplicialAttention(WeightOptionsLayer):
         training=None,
         use_causal_mask=False,
         padding_mask=None,
+        cache=None,
+        cache_update_index=None,
     ):
         outputs = keras.KerasTensor(
             self.compute_output_shape(query.shape, value.shape), dtype=self.compute_dtype
         )
+        if cache is not None:
+            return outputs, tuple(keras.KerasTensor(c.shape, dtype=c.dtype) for c in cache)
         if not return_attention_scores:
             return outputs
         keys = self.window or (value.shape[1],) * self.order

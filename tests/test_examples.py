@@ -27,3 +27,5 @@ def test_sequence_decoder_example_runs():
     assert "simplicial_block_8" in result.stdout  # model.summary()
     assert "TwoSimplicialTransformerBlock" in result.stdout
     assert "held-out next-token accuracy" in result.stdout
+    assert "generated tokens that follow the rule" in result.stdout
+    assert "cached and recomputed generation agree on 1.000 of the tokens" in result.stdout

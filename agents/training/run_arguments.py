@@ -169,8 +169,9 @@ class RunArguments:
         factory=dict,
         flags=("--model-config",),
         rule=JsonObject(),
-        help="JSON object of architecture overrides, e.g. '{\"num_heads\": 4}' (ranges checked: "
-        "architecture.MODEL_RANGES), and jit_compile (default true: the model runs as one XLA "
+        help="JSON object of architecture overrides, e.g. '{\"entity_norm\": true}' (ranges "
+        "checked: architecture.MODEL_RANGES), or the name of a model config ('paper': the "
+        "paper's model exactly, model_config.MODEL_CONFIGS); and jit_compile (default true: the model runs as one XLA "
         "computation; false for TensorFlow's graph executor; the keras engine on PyTorch runs "
         "eager whatever it says)",
     )

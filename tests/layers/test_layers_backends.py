@@ -71,6 +71,22 @@ SCRIPT = textwrap.dedent(
             np.testing.assert_allclose(out[:, 3:], expected, rtol=1e-5, atol=1e-5)
             assert np.all(out[:, :3] == 0.0)
 
+    # Decoding with caches: one position a step equals the full causal (windowed) pass.
+    seq = rng.normal(size=(2, 6, 8)).astype("float32")
+    for decoder in (TransformerBlock(num_heads=2, key_dim=4, feedforward_dim=8),
+                    TwoSimplicialTransformerBlock(num_virtual_entities=0, key_dim=4,
+                                                  simplicial_key_dim=3, feedforward_dim=8,
+                                                  simplicial_window=(3, 2)),
+                    TwoSimplicialTransformerBlock(num_virtual_entities=0, key_dim=4,
+                                                  simplicial_key_dim=3, feedforward_dim=8,
+                                                  simplicial_form="trilinear")):
+        full = keras.ops.convert_to_numpy(decoder(seq, use_causal_mask=True))
+        cache = decoder.initial_cache(2, 6)
+        for i in range(6):
+            out, cache = decoder(seq[:, i:i + 1], cache=cache, cache_update_index=i)
+            np.testing.assert_allclose(keras.ops.convert_to_numpy(out)[:, 0], full[:, i],
+                                       rtol=1e-5, atol=1e-5)
+
     e = rng.normal(size=(3, 7, 8)).astype("float32")
     block = TwoSimplicialTransformerBlock(num_heads=2, key_dim=4, simplicial_key_dim=4,
                                           feedforward_dim=8)
