@@ -11,6 +11,12 @@ program's temporary buffers, inputs and outputs excluded), median of --repeats c
 The windowed output is checked against the full causal path with a window mask where both run.
 
     python benchmarks/sequence_attention_cost.py [--max-n 2048] [--window 32 8]
+    python benchmarks/sequence_attention_cost.py --decode   # the decode step instead
+
+`--decode`: the cost of one cached decoding step (`cache=`, `cache_update_index=`) at position
+N - 1 of a sequence of N, the paper's form: all pairs (the cache holds the N positions) against
+the windows (a ring buffer of max(w1, w2) positions), compiled, median of --repeats steps. The
+windowed step's output is checked against the windowed full pass at that position.
 """
 
 import argparse
@@ -57,7 +63,10 @@ def main():
     parser.add_argument("--full-max-n", type=int, default=512)
     parser.add_argument("--window", type=int, nargs=2, default=(32, 8))
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--decode", action="store_true", help="the cached decoding step")
     args = parser.parse_args()
+    if args.decode:
+        return decode_table(args)
     window = tuple(args.window)
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores; Keras {keras.__version__} on "
@@ -103,6 +112,62 @@ def main():
                 + f" | {window_ms:.2f} | {ratio} | {mib(full_bytes)} | {mib(window_bytes)} |",
                 flush=True,
             )
+        n *= 2
+
+
+def decode_step(layer, cache, token, index):
+    """A compiled cached step of `layer` and its cache's size in bytes."""
+    weights = [v.value for v in layer.trainable_variables]
+    fn = lambda w, c, x, i: layer.stateless_call(w, [], x, x, cache=c, cache_update_index=i)[0]
+    compiled = jax.jit(fn).lower(weights, cache, token, index).compile()
+    size = sum(int(np.prod(c.shape)) * 4 for c in cache)
+    return (lambda: compiled(weights, cache, token, index)[0]), size
+
+
+def decode_table(args):
+    window = tuple(args.window)
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores; Keras {keras.__version__} on "
+        f"JAX {jax.__version__} (XLA CPU); batch 1, one cached step at position N - 1, median "
+        f"of {args.repeats}; window {window}, the paper's form, d = {KEY_DIM}"
+    )
+    print("| N | all pairs ms | window ms | all pairs / window | cache KiB, all pairs | window |")
+    print("|---|---|---|---|---|---|")
+    rng = np.random.default_rng(0)
+    n = args.min_n
+    while n <= args.max_n:
+        x = rng.normal(size=(1, n, WIDTH)).astype("float32")
+        windowed = SimplicialAttention(1, KEY_DIM, window=window)
+        windowed(x[:, : max(window)], x[:, : max(window)])
+        full = SimplicialAttention(1, KEY_DIM)
+        full(x[:, :1], x[:, :1])
+        full.set_weights(windowed.get_weights())
+        index = np.int32(n - 1)
+        token = x[:, n - 1 :]
+        rows = {}
+        for name, layer in (("full", full), ("window", windowed)):
+            cache = layer.initial_cache(1, n)
+            # The cache as decoding leaves it after positions 0..n-2 (filled in one pass).
+            entries = layer._cache_entries(keras.ops.convert_to_tensor(x[:, : n - 1]))
+            if name == "full":
+                cache = tuple(
+                    keras.ops.slice_update(c, (0, 0, 0), e) for c, e in zip(cache, entries)
+                )
+            else:
+                for i in range(max(0, n - 1 - max(window)), n - 1):
+                    _, cache = layer(x[:, i : i + 1], x[:, i : i + 1], cache=cache,
+                                     cache_update_index=i)  # fmt: skip
+            call, size = decode_step(layer, cache, token, index)
+            rows[name] = (median_seconds(call, args.repeats) * 1e3, size, call)
+        expected = np.asarray(windowed(x, x))[:, -1]
+        np.testing.assert_allclose(np.asarray(rows["window"][2]())[:, 0], expected, atol=1e-4)
+        full_ms, full_size, _ = rows["full"]
+        window_ms, window_size, _ = rows["window"]
+        print(
+            f"| {n} | {full_ms:.3f} | {window_ms:.3f} | {full_ms / window_ms:.1f} | "
+            f"{full_size / 1024:.0f} | {window_size / 1024:.0f} |",
+            flush=True,
+        )
         n *= 2
 
 
