@@ -18,7 +18,8 @@
                             figure, probe or test plays, once its checkpoints are removed
       plots/win_rate.png    the training curve
       evaluation.json       win rates per puzzle type (after `--evaluate` or `evaluate`)
-      machines.json         which machine trained which iterations (`record_machine`): frames/s
+      machines.json         which machine and which code (commit, source hash) trained which
+                            iterations (`record_machine`): frames/s
                             differ 2x between machines, so only those of one machine compare
 
 Every file that a crash could leave half-written is written to a temporary name in the same
@@ -280,10 +281,17 @@ class RunDirectory:
     # -- machines --------------------------------------------------------------------------
     def record_machine(self, from_iteration, machine=None):
         """Notes that the iterations after `from_iteration` train on `machine` (default: this
-        one); entries of iterations that a resume from `from_iteration` throws away go."""
+        one) with this process's code (`provenance()`: the commit and the source hash); entries
+        of iterations that a resume from `from_iteration` throws away go."""
+        from keras_simplicial.agents.provenance import provenance
+
         entries = [e for e in self.read_machines() if e["from_iteration"] < int(from_iteration)]
         entries.append(
-            {"from_iteration": int(from_iteration), "machine": machine or this_machine()}
+            {
+                "from_iteration": int(from_iteration),
+                "machine": machine or this_machine(),
+                "code": provenance(),
+            }
         )
         atomic_write_json(self.machines_file, entries)
 

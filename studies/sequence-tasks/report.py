@@ -113,6 +113,14 @@ def page(rows, records, sha):
         "training path changed after it). `sequence_study.git_commit` now reads HEAD once per",
         "process.",
         "",
+        "Provenance note (written 2026-11-29): neither b313395 nor the eight commits the records",
+        "name are in this repository's history (the branch was rebased before it landed), so",
+        "the commit cannot be checked out. The runs finished on 2026-11-28 between 08:17 and",
+        "08:53 (their records' `finished` times), after the causal masks and the windows landed",
+        "(7c8d5ba, 07:58; the study's tasks 67dd625, 08:14) and before the runs themselves",
+        "landed (ca39318, 08:53). Results written from now on also record `source_sha256`, a",
+        "hash of the sources that survives a rebase.",
+        "",
     ]
     better = [f"{r.model} on {r.task}" for r in rows if r.decision == "better"]
     worse = [f"{r.model} on {r.task}" for r in rows if r.decision == "worse"]

@@ -106,6 +106,8 @@ def test_machines_are_recorded_per_stretch_of_iterations_and_a_resume_drops_the_
     # A resume from the checkpoint of iteration 60 throws iterations 61-70 away, and their entry.
     run.record_machine(60)
     assert [e["from_iteration"] for e in run.read_machines()] == [0, 40, 60]
+    # Each stretch names the code that trained it, its commit and a hash of its sources.
+    assert all(len(e["code"]["source_sha256"]) == 64 for e in run.read_machines())
     assert run.machine_of(40) == "fast x 2" and run.machine_of(41) == "slow x 2"
     assert run.machine_of(61) == this_machine()
     assert this_machine().endswith(f" x {os.cpu_count()}")
