@@ -159,9 +159,10 @@ class TransformerBlock(_Block):
             `attention_mask`.
         padding_mask: boolean [B, N], True at real positions: no entity attends to a padding
             position (left or right); one with nothing to attend to gets a zero attention output.
-        cache, cache_update_index: decoding (`initial_cache`): `inputs` are the new positions
+        cache: a decoding cache (`initial_cache`): `inputs` are then the new positions
             `cache_update_index`.. of a causal sequence; returns (e', new cache), equal to the
             causal pass at those positions.
+        cache_update_index: the position of the first new entity.
 
     Returns:
         e' [B, N, D], and the scores if requested; (e', cache) for a cached call.
@@ -293,10 +294,11 @@ class TwoSimplicialTransformerBlock(_Block):
         padding_mask: boolean [B, N] over the standard entities, True at real positions: no
             entity attends to a padding position (left or right), in either attention, windows
             included; with nothing to attend to, an attention's output is zero, never NaN.
-        cache, cache_update_index: decoding (num_virtual_entities=0; `initial_cache`):
-            `inputs` are the new positions `cache_update_index`.. of a causal sequence (one at a
-            time with `simplicial_window`, whose cache holds only the window); returns (e', new
-            cache), equal to the causal (windowed) pass at those positions.
+        cache: a decoding cache (num_virtual_entities=0; `initial_cache`): `inputs` are then
+            the new positions `cache_update_index`.. of a causal sequence (one at a time with
+            `simplicial_window`, whose cache holds only the window); returns (e', new cache),
+            equal to the causal (windowed) pass at those positions.
+        cache_update_index: the position of the first new entity.
 
     Returns:
         e' [B, N + M, D], or (e', attention_scores, simplicial_attention_scores).
