@@ -152,7 +152,7 @@ def confirmation_lines(records):
     ]
     verdicts = []
     for candidate, rate in chosen:
-        met = True
+        failed, open_runs = False, False
         for agent in MODELS:
             runs = [
                 run
@@ -168,7 +168,8 @@ def confirmation_lines(records):
             ]
             complete = len(done) == len(runs)
             within = complete and all(u is not None and u <= GOAL_UPDATES for u in updates)
-            met = met and within
+            failed = failed or any(u is None or u > GOAL_UPDATES for u in updates)
+            open_runs = open_runs or not complete
             median = (
                 cell(statistics.median(u if u is not None else CAP + 1 for u in updates))
                 if complete
@@ -178,10 +179,15 @@ def confirmation_lines(records):
                 f"| {candidate} | {rate:g} | {agent} | {' | '.join(cells)} | {median} | "
                 f"{'yes' if within else 'no' if complete else 'open'} |"
             )
-        verdicts.append((candidate, met))
+        verdict = "not met" if failed else "open" if open_runs else "met"
+        verdicts.append((candidate, rate, verdict))
     lines.append("")
-    for candidate, met in verdicts:
-        lines.append(f"- **{candidate}**: the goal is {'met' if met else 'not met'}.")
+    for candidate, rate, verdict in verdicts:
+        lines.append(
+            f"- **{candidate}** at {rate:g}: the goal (every run at 0.9 within "
+            f"{GOAL_UPDATES:,} updates) is {verdict}"
+            + (" (runs still to finish)." if verdict == "open" else ".")
+        )
     return lines
 
 

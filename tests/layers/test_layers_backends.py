@@ -87,6 +87,26 @@ SCRIPT = textwrap.dedent(
             np.testing.assert_allclose(keras.ops.convert_to_numpy(out)[:, 0], full[:, i],
                                        rtol=1e-5, atol=1e-5)
 
+    # Mixed precision: the logits and the softmax stay in float32; the outputs of bfloat16 and
+    # float16 policies within the tolerances the layers page states of float32's.
+    x = rng.normal(size=(2, 8, 6)).astype("float32")
+    for policy, tolerance in (("mixed_bfloat16", 0.05), ("mixed_float16", 0.02)):
+        for options in ({{}}, {{"window": (3, 2)}}, {{"tile_size": 2}}, {{"form": "trilinear"}},
+                        {{"num_key_value_heads": 1}}):
+            causal = "window" not in options
+            keras.config.set_dtype_policy("float32")
+            exact = SimplicialAttention(num_heads=2, key_dim=4, **options)
+            expected = keras.ops.convert_to_numpy(exact(x, x, use_causal_mask=causal))
+            keras.config.set_dtype_policy(policy)
+            mixed = SimplicialAttention(num_heads=2, key_dim=4, **options)
+            mixed(x, x)
+            mixed.set_weights(exact.get_weights())
+            out = mixed(x, x, use_causal_mask=causal)
+            assert keras.backend.standardize_dtype(out.dtype) == policy.split("_")[1], out.dtype
+            out = keras.ops.convert_to_numpy(keras.ops.cast(out, "float32"))
+            np.testing.assert_allclose(out, expected, atol=tolerance)
+    keras.config.set_dtype_policy("float32")
+
     e = rng.normal(size=(3, 7, 8)).astype("float32")
     block = TwoSimplicialTransformerBlock(num_heads=2, key_dim=4, simplicial_key_dim=4,
                                           feedforward_dim=8)
