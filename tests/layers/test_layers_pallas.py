@@ -45,6 +45,22 @@ SCRIPT = textwrap.dedent(
             for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
                 np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
 
+    # Grouped key/value heads run through the kernel (the heads are repeated before it), and a
+    # padding mask falls back to the keras.ops path.
+    for form in ("scalar_product", "trilinear"):
+        common = dict(num_heads=2, num_key_value_heads=1, key_dim=3, form=form, window=(4, 2))
+        reference = SimplicialAttention(**common)
+        fused = SimplicialAttention(fused="pallas", **common)
+        reference.build(x.shape, x.shape)
+        fused.build(x.shape, x.shape)
+        fused.set_weights(reference.get_weights())
+        np.testing.assert_allclose(np.asarray(fused(x, x)), np.asarray(reference(x, x)),
+                                   rtol=1e-5, atol=1e-5)
+        padding = np.arange(10)[None, :].repeat(2, axis=0) >= 3
+        np.testing.assert_allclose(np.asarray(fused(x, x, padding_mask=padding)),
+                                   np.asarray(reference(x, x, padding_mask=padding)),
+                                   rtol=1e-5, atol=1e-5)
+
     # A jit-compiled training step through the kernel.
     inputs = keras.Input((10, 6))
     layer = SimplicialAttention(num_heads=2, key_dim=3, window=(4, 2), fused="pallas")
