@@ -52,8 +52,8 @@ PAPER_DEFAULTS = {
     "simplicial_gain_initializer": "zeros",
     # Not the paper's (off by default until it holds in RL): a LayerNorm on each entity's 62
     # board features before the 2-d position code joins them. At initialisation those features
-    # are small and nearly the same on every board (their root mean square about 0.07, their
-    # standard deviation over states 0.015), next to a position code of norm about 1, so every
+    # are small and nearly the same on every board (their root mean square 0.076, their
+    # standard deviation over states about 0.02), next to a position code of norm about 1, so every
     # LayerNorm of the block rescales them by the position code's scale: the block's outputs, and
     # so the pooled vector, barely depend on the board, and Adam at 3e-4 collapses the model onto
     # the constant prediction (studies/trainability/).

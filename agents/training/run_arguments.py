@@ -171,9 +171,9 @@ class RunArguments:
         rule=JsonObject(),
         help="JSON object of architecture overrides, e.g. '{\"entity_norm\": true}' (ranges "
         "checked: architecture.MODEL_RANGES), or the name of a model config ('paper': the "
-        "paper's model exactly, model_config.MODEL_CONFIGS); and jit_compile (default true: the model runs as one XLA "
-        "computation; false for TensorFlow's graph executor; the keras engine on PyTorch runs "
-        "eager whatever it says)",
+        "paper's model exactly, model_config.MODEL_CONFIGS); and jit_compile (default "
+        "true: the model runs as one XLA computation; false for TensorFlow's graph executor; "
+        "the keras engine on PyTorch runs eager whatever it says)",
     )
     overrides: dict = run_argument(
         factory=dict,

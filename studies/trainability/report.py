@@ -200,20 +200,23 @@ def diagnosis_lines():
         rows = record["rows"]
         sites = [k[: -len("/state_sd")] for k in rows[0] if k.endswith("/state_sd")]
         lines += [
-            f"**{record['agent']}, {record['candidate']}**: how much each site depends on the "
-            "state (`state_sd`, relative to its scale) along training, then the loss and the "
-            "held-out accuracy.",
+            f"**{record['agent']}, {record['candidate']}**: the training loss on 512 training "
+            "states, how much each site depends on the state (`state_sd`, relative to its "
+            "scale), in the signal's order, and the dead share of the last MLP layer, along "
+            "training.",
             "",
             "| updates | loss | " + " | ".join(sites) + " | dead units, mlp_4 |",
             "|---|---|" + "---|" * len(sites) + "---|",
         ]
+        scales = ", ".join(f"{s} {rows[0][f'{s}/rms']:.3f}" for s in sites)
+        lines_scale = [f"Root mean square of each site at update 0: {scales}.", ""]
         for row in rows:
             lines.append(
                 f"| {row['updates']:,} | {row['loss']:.4f} | "
                 + " | ".join(f"{row[f'{s}/state_sd']:.3f}" for s in sites)
                 + f" | {row.get('mlp_4/dead', float('nan')):.2f} |"
             )
-        lines.append("")
+        lines += ["", *lines_scale]
     return lines
 
 
