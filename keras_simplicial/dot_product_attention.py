@@ -174,16 +174,9 @@ class DotProductAttention(WeightOptionsLayer):
         cache_update_index=None,
     ):
         if cache is not None:
-            if cache_update_index is None or key is not None and key is not value:
-                raise ValueError(
-                    "A cached call needs `cache_update_index` (the position of the first new "
-                    "query) and a sequence attending to itself (no separate `key`)."
-                )
-            if attention_mask is not None or return_attention_scores:
-                raise ValueError(
-                    "A cached call takes no `attention_mask` and returns no scores; it attends "
-                    "causally to the cached positions."
-                )
+            _utils.check_cached_call(
+                cache_update_index, key, value, attention_mask, return_attention_scores
+            )
             return self._call_cached(query, value, tuple(cache), cache_update_index, training)
         key = value if key is None else key
         q, k, v = self.project(query, key, value)

@@ -41,12 +41,13 @@ def extra_of(error, extra):
 
 
 def missing_extra(error, extra, what):
-    """The `ImportError` to raise for `error` (a `ModuleNotFoundError`) when `what` needs the
-    extra `extra`; `error` itself when the missing module is none of the extra's."""
+    """The error to raise for `error` (a `ModuleNotFoundError`) when `what` needs the extra
+    `extra`: a `ModuleNotFoundError` (an `ImportError`) for the same module whose message names the
+    extra to install; `error` itself when the missing module is none of the extra's."""
     chosen = extra_of(error, extra)
     if chosen is None:
         return error
-    return ImportError(
+    return ModuleNotFoundError(
         f"{what} needs the [{chosen}] extra (no module named {missing_module(error)!r}): "
         f"pip install 'keras-simplicial[{chosen}]'",
         name=error.name,

@@ -8,6 +8,9 @@ settings below are fixed by studies/trainability/plan.md, written and committed 
 the study's run.py trains `planned_runs()`, its report.py reads the same settings from here.
 """
 
+import json
+from pathlib import Path
+
 from keras_simplicial.agents.imitation.held_keys_budget import BudgetRun
 
 # ----------------------------------------------------------------- fixed by plan.md (section 2)
@@ -77,3 +80,64 @@ def confirmation_runs(chosen):
         for seed in CONFIRMATION_SEEDS
         for agent in MODELS
     ]
+
+
+# ----------------------------------------------------------------------- the runs and the rule
+def load_records(results):
+    """{run name: run.json} of every run folder under `results`."""
+    records = {}
+    for path in sorted(Path(results).glob("*/run.json")):
+        records[path.parent.name] = json.loads(path.read_text(encoding="utf-8"))
+    return records
+
+
+def updates_to_target(record):
+    """The updates at which a finished run first reached the target, None if censored."""
+    endpoint = record.get("endpoint") if record else None
+    if not endpoint or not endpoint["reached"]:
+        return None
+    return endpoint["updates"]
+
+
+def screen_complete(records):
+    return all(run.name in records and records[run.name]["finished"] for _, run in screen_runs())
+
+
+def candidate_scores(records):
+    """{candidate: (score, sum, rate)} of each candidate that qualifies (plan.md, section 3): both
+    models at 0.9 within the cap at a learning rate; its better rate's larger and summed updates."""
+    by_key = {(c, run.agent, run.learning_rate): records.get(run.name) for c, run in screen_runs()}
+    scores = {}
+    for candidate, _ in CANDIDATES:
+        options = []
+        for rate in SCREEN_RATES:
+            updates = [updates_to_target(by_key[(candidate, agent, rate)]) for agent in MODELS]
+            if all(u is not None for u in updates):
+                options.append((max(updates), sum(updates), SCREEN_RATES.index(rate), rate))
+        if options:
+            score, total, _, rate = min(options)
+            scores[candidate] = (score, total, rate)
+    return scores
+
+
+def chosen_for_confirmation(records):
+    """[(candidate, rate)] that plan.md's rule sends to the confirmation, best first; [] until the
+    screen has finished (or when no candidate qualifies)."""
+    if not screen_complete(records):
+        return []
+    scores = candidate_scores(records)
+    order = [c for c, _ in CANDIDATES]
+    ranked = sorted(scores, key=lambda c: (scores[c][0], scores[c][1], order.index(c)))
+    return [(candidate, scores[candidate][2]) for candidate in ranked[:CONFIRMED]]
+
+
+def planned(records):
+    """[(candidate, BudgetRun)] of the study: the screen, then (once it has finished) the
+    confirmation's runs on seeds the screen did not use."""
+    runs = screen_runs()
+    names = {run.name for _, run in runs}
+    for candidate, run in confirmation_runs(chosen_for_confirmation(records)):
+        if run.name not in names:
+            runs.append((candidate, run))
+            names.add(run.name)
+    return runs

@@ -14,80 +14,22 @@ from keras_simplicial.agents.imitation.trainability_study import (
     CANDIDATES,
     CAP,
     CONFIRMATION_SEEDS,
-    CONFIRMED,
     GOAL_UPDATES,
     MODELS,
-    SCREEN_RATES,
     TARGET,
+    candidate_scores,
+    chosen_for_confirmation,
     confirmation_runs,
+    load_records,
+    screen_complete,
     screen_runs,
+    updates_to_target,
 )
 
 STUDY = Path(__file__).resolve().parent
 RESULTS = STUDY / "results"
 PAGE = STUDY / "README.md"
 DIAGNOSIS = RESULTS / "diagnosis.json"
-
-
-# ------------------------------------------------------------------------------------ the runs
-def load_records(results=RESULTS):
-    """{run name: run.json} of every run folder under `results`."""
-    records = {}
-    for path in sorted(Path(results).glob("*/run.json")):
-        records[path.parent.name] = json.loads(path.read_text(encoding="utf-8"))
-    return records
-
-
-def updates_to_target(record):
-    """The updates at which a finished run first reached the target, None if censored."""
-    endpoint = record.get("endpoint") if record else None
-    if not endpoint or not endpoint["reached"]:
-        return None
-    return endpoint["updates"]
-
-
-def screen_complete(records):
-    return all(run.name in records and records[run.name]["finished"] for _, run in screen_runs())
-
-
-def candidate_scores(records):
-    """{candidate: (score, sum, rate)} of each candidate that qualifies (plan.md, section 3): both
-    models at 0.9 within the cap at a learning rate; its better rate's larger and summed updates."""
-    by_key = {(c, run.agent, run.learning_rate): records.get(run.name) for c, run in screen_runs()}
-    scores = {}
-    for candidate, _ in CANDIDATES:
-        options = []
-        for rate in SCREEN_RATES:
-            updates = [updates_to_target(by_key[(candidate, agent, rate)]) for agent in MODELS]
-            if all(u is not None for u in updates):
-                options.append((max(updates), sum(updates), SCREEN_RATES.index(rate), rate))
-        if options:
-            score, total, _, rate = min(options)
-            scores[candidate] = (score, total, rate)
-    return scores
-
-
-def chosen_for_confirmation(records):
-    """[(candidate, rate)] that plan.md's rule sends to the confirmation, best first; [] until the
-    screen has finished (or when no candidate qualifies)."""
-    if not screen_complete(records):
-        return []
-    scores = candidate_scores(records)
-    order = [c for c, _ in CANDIDATES]
-    ranked = sorted(scores, key=lambda c: (scores[c][0], scores[c][1], order.index(c)))
-    return [(candidate, scores[candidate][2]) for candidate in ranked[:CONFIRMED]]
-
-
-def planned(records):
-    """[(candidate, BudgetRun)] of the study: the screen, then (once it has finished) the
-    confirmation's runs on seeds the screen did not use."""
-    runs = screen_runs()
-    names = {run.name for _, run in runs}
-    for candidate, run in confirmation_runs(chosen_for_confirmation(records)):
-        if run.name not in names:
-            runs.append((candidate, run))
-            names.add(run.name)
-    return runs
 
 
 # ------------------------------------------------------------------------------------ the page
@@ -220,6 +162,81 @@ def diagnosis_lines():
     return lines
 
 
+BRIDGE_SMALL = RESULTS / "bridge-small"
+EVALUATIONS = ("best_greedy", "best_sampled", "final_greedy", "final_sampled")
+LEARNS = 0.9  # rl-plan.md: the best checkpoint's greedy win rate on 1,000 fresh episodes
+
+
+def rl_runs(folder=BRIDGE_SMALL):
+    """One dict per run directory of the RL campaign (rl-plan.md): agent, seed, steps, the
+    training win rate of the last iteration, the first step at a training win rate of 0.9, and
+    the four evaluations (None until the run has finished)."""
+    import csv
+
+    runs = []
+    for run_dir in sorted(Path(folder).glob("*-seed*")):
+        arguments = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        metrics = run_dir / "metrics.csv"
+        rows = list(csv.DictReader(metrics.open(encoding="utf-8"))) if metrics.exists() else []
+        win = [(int(r["timesteps"]), float(r["win_rate"])) for r in rows if r.get("win_rate")]
+        evaluations = {}
+        for name in EVALUATIONS:
+            path = run_dir / f"evaluation_{name}.json"
+            if path.exists():
+                evaluations[name] = json.loads(path.read_text(encoding="utf-8"))["overall"]
+        runs.append(
+            {
+                "agent": arguments["agent"],
+                "seed": arguments["seed"],
+                "steps": int(rows[-1]["timesteps"]) if rows else 0,
+                "last_win_rate": win[-1][1] if win else None,
+                "first_at_0.9": next((step for step, rate in win if rate >= 0.9), None),
+                "evaluations": {k: v["win_rate"] for k, v in evaluations.items()},
+            }
+        )
+    return runs
+
+
+def _evaluation_pair(evaluations, kind):
+    """ "greedy, sampled" win rates of the `kind` ("best" or "final") checkpoint, or "-"."""
+    if f"{kind}_greedy" not in evaluations:
+        return "-"
+    sampled = evaluations.get(f"{kind}_sampled", float("nan"))
+    return f"{evaluations[f'{kind}_greedy']:.3f}, {sampled:.3f}"
+
+
+def rl_lines(runs):
+    if not runs:
+        return ["No run has started yet (`studies/trainability/run-bridge-small.sh`)."]
+    lines = [
+        "| agent | seed | steps | training win rate, last | first at 0.9 (steps) | best: "
+        "greedy, sampled | final: greedy, sampled | learns (best greedy >= 0.9) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for run in sorted(runs, key=lambda r: (r["agent"], r["seed"])):
+        e = run["evaluations"]
+
+        learns = (
+            "running" if "best_greedy" not in e else "yes" if e["best_greedy"] >= LEARNS else "no"
+        )
+        first = run["first_at_0.9"]
+        last = run["last_win_rate"]
+        lines.append(
+            f"| {run['agent']} | {run['seed']} | {run['steps']:,} | "
+            f"{'-' if last is None else f'{last:.3f}'} | "
+            f"{'never' if first is None else f'{first:,}'} | {_evaluation_pair(e, 'best')} | "
+            f"{_evaluation_pair(e, 'final')} | {learns} |"
+        )
+    lines.append("")
+    for agent in MODELS:
+        done = [r for r in runs if r["agent"] == agent and "best_greedy" in r["evaluations"]]
+        learned = sum(r["evaluations"]["best_greedy"] >= LEARNS for r in done)
+        lines.append(
+            f"- {agent}: {learned} of {len(done)} finished runs learn (the plan asks 8 of 8)."
+        )
+    return lines
+
+
 def page(records):
     lines = [
         "# Trainability: where the agent model's signal dies, and what lets it learn",
@@ -254,6 +271,17 @@ def page(records):
     confirmation = confirmation_lines(records)
     if confirmation:
         lines += ["## The confirmation", "", *confirmation, ""]
+    lines += [
+        "## In reinforcement learning: bridge-small",
+        "",
+        "By [the RL plan](rl-plan.md) (written before its runs): bridge-small at its default "
+        "preset on the Keras engine, the screen's candidate (`entity_norm`, one MLP layer) for "
+        "both agents, 3,000,000 steps, seeds 1-8; the best and the final checkpoint evaluated "
+        "greedily and by sampling on 1,000 fresh episodes each.",
+        "",
+        *rl_lines(rl_runs()),
+        "",
+    ]
     conclusion = RESULTS / "conclusion.md"
     if conclusion.exists():
         lines += ["## Conclusion", "", conclusion.read_text(encoding="utf-8").strip(), ""]
@@ -261,7 +289,7 @@ def page(records):
 
 
 def main():
-    PAGE.write_text(page(load_records()), encoding="utf-8")
+    PAGE.write_text(page(load_records(RESULTS)), encoding="utf-8")
     print(f"wrote {PAGE}")
     return 0
 

@@ -9,7 +9,7 @@ Every run is a `BudgetRun` of keras_simplicial.agents.imitation.held_keys_budget
 keras_simplicial.agents.imitation.trainability_study by plan.md: its folder results/<run name>/
 holds run.json (the curve, the endpoint, the provenance) and checkpoint/ (the exact resumable
 state, not committed). The confirmation's runs are planned from the screen's records by plan.md's
-rule (`report.chosen_for_confirmation`), so they start only once the screen has finished.
+rule (`trainability_study.chosen_for_confirmation`), so they start once the screen has finished.
 """
 
 import argparse
@@ -20,10 +20,12 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from keras_simplicial.agents.imitation.trainability_study import (  # noqa: E402
+    load_records,
+    planned,
+)
 
-from report import RESULTS, load_records, planned  # noqa: E402
-
+RESULTS = Path(__file__).resolve().parent / "results"
 DATA = Path(__file__).resolve().parent.parent / "held-keys" / "data"  # the probe's cached states
 
 

@@ -90,7 +90,7 @@ SCRIPT = textwrap.dedent(
     # Mixed precision: the logits and the softmax stay in float32; the outputs of bfloat16 and
     # float16 policies within the tolerances the layers page states of float32's.
     x = rng.normal(size=(2, 8, 6)).astype("float32")
-    for policy, tolerance in (("mixed_bfloat16", 0.05), ("mixed_float16", 0.02)):
+    for policy, tolerance in (("mixed_bfloat16", 0.15), ("mixed_float16", 0.02)):
         for options in ({{}}, {{"window": (3, 2)}}, {{"tile_size": 2}}, {{"form": "trilinear"}},
                         {{"num_key_value_heads": 1}}):
             causal = "window" not in options
