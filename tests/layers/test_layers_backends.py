@@ -42,57 +42,54 @@ SCRIPT = textwrap.dedent(
             expected, _ = trilinear_reference.trilinear_attention(layer, query, value, mask=mask)
             np.testing.assert_allclose(out, expected, rtol=2e-4, atol=2e-4)
 
-    # Grouped key/value heads equal repeated projections: dense, tiled, windowed, both forms.
+    # Grouped key/value heads equal repeated projections (tiled and windowed paths; every path
+    # on the suite's own backend: test_layers_grouped_heads.py).
     from grouped_heads import copy_as_full_heads
     x = rng.normal(size=(2, 6, 5)).astype("float32")
-    for form in ("scalar_product", "trilinear"):
-        for options in ({{"tile_size": None}}, {{"tile_size": 2}}, {{"window": (3, 2)}}):
-            grouped = SimplicialAttention(num_heads=4, num_key_value_heads=2, key_dim=3,
-                                          form=form, **options)
-            full = SimplicialAttention(num_heads=4, key_dim=3, form=form, **options)
-            grouped(x, x)
-            full(x, x)
-            copy_as_full_heads(grouped, full)
-            np.testing.assert_allclose(keras.ops.convert_to_numpy(grouped(x, x)),
-                                       keras.ops.convert_to_numpy(full(x, x)),
-                                       rtol=1e-5, atol=1e-5)
+    for form, options in (("scalar_product", {{"tile_size": 2}}),
+                          ("trilinear", {{"window": (3, 2)}})):
+        grouped = SimplicialAttention(num_heads=4, num_key_value_heads=2, key_dim=3,
+                                      form=form, **options)
+        full = SimplicialAttention(num_heads=4, key_dim=3, form=form, **options)
+        grouped(x, x)
+        full(x, x)
+        copy_as_full_heads(grouped, full)
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(grouped(x, x)),
+                                   keras.ops.convert_to_numpy(full(x, x)),
+                                   rtol=1e-5, atol=1e-5)
 
     # Left padding, masked: the real positions get what the unpadded sequence gets (windows and
     # causal pairs, both forms), the padding positions exactly 0.
     real = rng.normal(size=(2, 4, 5)).astype("float32")
     x = np.concatenate([rng.normal(size=(2, 3, 5)).astype("float32") * 10, real], axis=1)
     padding = np.arange(7)[None, :].repeat(2, axis=0) >= 3
-    for form in ("scalar_product", "trilinear"):
-        for options, causal in (({{"window": (3, 2)}}, False), ({{"tile_size": 2}}, True)):
-            layer = SimplicialAttention(num_heads=2, key_dim=3, form=form, **options)
-            out = keras.ops.convert_to_numpy(
-                layer(x, x, padding_mask=padding, use_causal_mask=causal))
-            expected = keras.ops.convert_to_numpy(layer(real, real, use_causal_mask=causal))
-            np.testing.assert_allclose(out[:, 3:], expected, rtol=1e-5, atol=1e-5)
-            assert np.all(out[:, :3] == 0.0)
+    for form, options, causal in (("scalar_product", {{"window": (3, 2)}}, False),
+                                  ("trilinear", {{"tile_size": 2}}, True)):
+        layer = SimplicialAttention(num_heads=2, key_dim=3, form=form, **options)
+        out = keras.ops.convert_to_numpy(
+            layer(x, x, padding_mask=padding, use_causal_mask=causal))
+        expected = keras.ops.convert_to_numpy(layer(real, real, use_causal_mask=causal))
+        np.testing.assert_allclose(out[:, 3:], expected, rtol=1e-5, atol=1e-5)
+        assert np.all(out[:, :3] == 0.0)
 
-    # Decoding with caches: one position a step equals the full causal (windowed) pass.
-    seq = rng.normal(size=(2, 6, 8)).astype("float32")
-    for decoder in (TransformerBlock(num_heads=2, key_dim=4, feedforward_dim=8),
-                    TwoSimplicialTransformerBlock(num_virtual_entities=0, key_dim=4,
-                                                  simplicial_key_dim=3, feedforward_dim=8,
-                                                  simplicial_window=(3, 2)),
-                    TwoSimplicialTransformerBlock(num_virtual_entities=0, key_dim=4,
-                                                  simplicial_key_dim=3, feedforward_dim=8,
-                                                  simplicial_form="trilinear")):
-        full = keras.ops.convert_to_numpy(decoder(seq, use_causal_mask=True))
-        cache = decoder.initial_cache(2, 6)
-        for i in range(6):
-            out, cache = decoder(seq[:, i:i + 1], cache=cache, cache_update_index=i)
-            np.testing.assert_allclose(keras.ops.convert_to_numpy(out)[:, 0], full[:, i],
-                                       rtol=1e-5, atol=1e-5)
+    # Decoding with caches: one position a step equals the windowed pass (every attention and
+    # block on the suite's own backend: test_layers_decoding.py).
+    seq = rng.normal(size=(2, 4, 8)).astype("float32")
+    decoder = TwoSimplicialTransformerBlock(num_virtual_entities=0, key_dim=4,
+                                            simplicial_key_dim=3, feedforward_dim=8,
+                                            simplicial_window=(3, 2))
+    full = keras.ops.convert_to_numpy(decoder(seq, use_causal_mask=True))
+    cache = decoder.initial_cache(2, 4)
+    for i in range(4):
+        out, cache = decoder(seq[:, i:i + 1], cache=cache, cache_update_index=i)
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(out)[:, 0], full[:, i],
+                                   rtol=1e-5, atol=1e-5)
 
     # Mixed precision: the logits and the softmax stay in float32; the outputs of bfloat16 and
     # float16 policies within the tolerances the layers page states of float32's.
     x = rng.normal(size=(2, 8, 6)).astype("float32")
     for policy, tolerance in (("mixed_bfloat16", 0.15), ("mixed_float16", 0.02)):
-        for options in ({{}}, {{"window": (3, 2)}}, {{"tile_size": 2}}, {{"form": "trilinear"}},
-                        {{"num_key_value_heads": 1}}):
+        for options in ({{"num_key_value_heads": 1}}, {{"window": (3, 2), "form": "trilinear"}}):
             causal = "window" not in options
             keras.config.set_dtype_policy("float32")
             exact = SimplicialAttention(num_heads=2, key_dim=4, **options)
