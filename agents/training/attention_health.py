@@ -4,7 +4,10 @@ on any Keras backend (no TensorFlow, no RLlib: the Keras engine reads it on JAX 
 On a fixed probe batch of start positions: the entropy of the 2-simplicial scores over key pairs
 (as a fraction of log M^2, the uniform distribution's), the mean largest pair probability and the
 fraction of queries with > 0.99 on one pair (saturation), and the same entropy for the
-1-simplicial scores.
+1-simplicial scores; and, from the trainability diagnosis (`keras_simplicial.agents.model.
+trainability`), how much the entities, each iteration of the block and the pooled vector depend
+on the board (`trainability/<site>/state_sd`) and the dead share of the last MLP layer
+(`trainability/mlp_dead`): where a run's signal dies, row by row.
 """
 
 import numpy as np
@@ -43,12 +46,14 @@ class AttentionHealth:
 
     def __init__(self, model, kind, architecture, env_id, env_config, num_boards=64, seed=0):
         from keras_simplicial.agents.model.attention_agent import AttentionAgent
+        from keras_simplicial.agents.model.trainability import FeatureHealth
         from keras_simplicial.envs import make_vector_env
 
         self.agent = AttentionAgent(model, kind, architecture)
         env = make_vector_env(env_id, num_boards, env_config, copy=False)
         env.reset(seed=seed)
         self.observations = env.core.obs.copy()
+        self.features = FeatureHealth(self.agent.model)
 
     def __call__(self):
         """A dict of statistics, averaged over block iterations (`attention/...` keys)."""
@@ -62,4 +67,14 @@ class AttentionHealth:
             stats["attention/simplicial_entropy"] = float(np.mean([s[0] for s in two]))
             stats["attention/simplicial_max_prob"] = float(np.mean([s[1] for s in two]))
             stats["attention/simplicial_saturated"] = float(np.mean([s[2] for s in two]))
+        sites = self.features(self.observations)
+        for key, value in sites.items():
+            site, _, statistic = key.rpartition("/")
+            if statistic == "state_sd" and (site in ("entities", "pooled") or "block_" in site):
+                stats[f"trainability/{key}"] = value
+        last_mlp = max(
+            (k for k in sites if k.startswith("mlp_") and k.endswith("/dead")), default=None
+        )
+        if last_mlp is not None:
+            stats["trainability/mlp_dead"] = sites[last_mlp]
         return stats

@@ -63,12 +63,21 @@ def test_attention_health_of_a_fresh_simplicial_agent_is_not_saturated():
     model = build_agent_model("simplicial", (3, 7, 3), 4)
     health = AttentionHealth(model, "simplicial", {}, "BoxWorld-v0", EASY_ENV, num_boards=16)
     stats = health()
-    assert set(stats) == {
+    assert {k for k in stats if k.startswith("attention/")} == {
         "attention/one_simplicial_entropy",
         "attention/simplicial_entropy",
         "attention/simplicial_max_prob",
         "attention/simplicial_saturated",
     }
+    # Where the signal stands: the entities, both block iterations, the pooled vector, the MLP.
+    assert {k for k in stats if k.startswith("trainability/")} == {
+        "trainability/entities/state_sd",
+        "trainability/block_1/state_sd",
+        "trainability/block_2/state_sd",
+        "trainability/pooled/state_sd",
+        "trainability/mlp_dead",
+    }
+    assert 0.0 < stats["trainability/pooled/state_sd"] and 0.0 <= stats["trainability/mlp_dead"] < 1
     assert 0.0 <= stats["attention/simplicial_entropy"] <= 1.0
     assert stats["attention/simplicial_saturated"] < 0.5
     # The probe follows the model's weights: a huge routing kernel saturates the softmax.
@@ -77,4 +86,5 @@ def test_attention_health_of_a_fresh_simplicial_agent_is_not_saturated():
     assert health()["attention/simplicial_max_prob"] > stats["attention/simplicial_max_prob"]
     relational = build_agent_model("relational", (3, 7, 3), 4)
     stats = AttentionHealth(relational, "relational", {}, "BoxWorld-v0", EASY_ENV, 8)()
-    assert set(stats) == {"attention/one_simplicial_entropy"}
+    assert {k for k in stats if k.startswith("attention/")} == {"attention/one_simplicial_entropy"}
+    assert "trainability/block_2/state_sd" in stats

@@ -295,6 +295,7 @@ def test_a_run_trained_on_tensorflow_resumes_on_jax_without_tensorflow_or_ray(tm
     run = RunDirectory(tmp_path / "run")
     assert [int(row["timesteps"]) for row in run.read_metrics()] == [80, 160]
     assert run.read_metrics()[-1]["attention/one_simplicial_entropy"]
+    assert float(run.read_metrics()[-1]["trainability/pooled/state_sd"]) > 0  # where it stands
     best, record = run.best_checkpoint()
     assert "greedy_win_rate" in record and (best / "manifest.json").is_file()
 
