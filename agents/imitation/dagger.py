@@ -187,7 +187,10 @@ def _score(check):
 
 
 def run_dagger(config, out, *, log=print):
-    """Runs (or resumes) a DAgger run in directory `out`; returns its history (a dict)."""
+    """Runs (or resumes) a DAgger run in directory `out`; returns its history (a dict). Each
+    round's entry holds its epochs, its greedy check and `trainability` (every site's statistics,
+    `keras_simplicial.agents.model.trainability.FeatureHealth`, on the held-out probe)."""
+    from keras_simplicial.agents.model.trainability import FeatureHealth
 
     directory = DaggerDirectory(out)
     config = directory.start(config)
@@ -264,6 +267,9 @@ def run_dagger(config, out, *, log=print):
             directory.save_state(learner, episodes, history, state)
         check = _greedy_check(learner, config, env_id, env_config)
         entry["greedy"] = check
+        # Where the learner's signal stands after the round (the trainability diagnosis), on the
+        # held-out probe's states.
+        entry["trainability"] = FeatureHealth(learner.model)(probe.observations[:512])
         score = _score(check)
         is_best = history.get("best") is None or score > history["best"]["score"]
         if is_best:

@@ -71,6 +71,8 @@ def test_a_small_run_learns_the_oracle_and_writes_its_files(small_run):
     assert round0["epochs"][-1]["held_out_accuracy"] > 0.6
     assert round0["labelled_moves"] == round0["new_moves"] > 200
     assert set(round0["greedy"]) == {"all"}  # the easy preset has no length-2 puzzles
+    # The round's trainability diagnosis: every site of the learner on the held-out probe.
+    assert round0["trainability"]["pooled/state_sd"] > 0 and "mlp_4/dead" in round0["trainability"]
     assert history["best"]["round"] == 0
     directory = DaggerDirectory(out)
     assert directory.policy_file.is_file() and (directory.best_dir / "policy.keras").is_file()
