@@ -15,7 +15,7 @@ RESULTS = ("benchmarks/results/", "studies/")
 RESULTS_BUDGET = 60_000_000
 # Campaigns under way whose resumable state (checkpoints, ignored by git) is committed so that a
 # later session resumes them; removed from here, and their checkpoints from the tree, when they end.
-UNDER_WAY = ()
+UNDER_WAY = ("studies/trainability/results/bridge-small/",)  # rl-plan.md's campaign, seeds 2-8
 
 
 def _under_way(path):
