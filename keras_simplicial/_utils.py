@@ -111,7 +111,7 @@ def check_cached_call(cache_update_index, key, value, attention_mask, return_att
 def write_cache(cache, new, index, ring=False):
     """`cache` [B, S, W] with `new` [B, T, W] written at positions index..index+T-1, or (`ring`,
     T = 1) at slot index mod S."""
-    start = ops.mod(index, _static(cache, 1)) if ring else index
+    start = ops.mod(index, dim(cache, 1)) if ring else index
     zero = ops.zeros((), dtype="int32")
     return ops.slice_update(
         cache, (zero, ops.cast(start, "int32"), zero), ops.cast(new, cache.dtype)
@@ -137,8 +137,3 @@ def key_condition(query_positions, key_positions, width=None):
     if width is not None:
         allowed = ops.logical_and(allowed, queries - keys < width)
     return allowed
-
-
-def _static(x, axis):
-    size = x.shape[axis]
-    return size if size is not None else ops.shape(x)[axis]

@@ -1,9 +1,9 @@
 """2-simplicial (and k-simplicial) multi-head attention, eq. (Bformula), and its trilinear form."""
 
+import itertools
 import numbers
 
 import keras
-import numpy as np
 from keras import ops
 
 from keras_simplicial import _utils
@@ -416,7 +416,7 @@ class SimplicialAttention(WeightOptionsLayer):
         key_width = self._kv_heads * self.key_dim
         value_width = self._kv_heads * self._value_dim
         widths = [key_width] * self.order + [value_width] * len(self.value_kernels)
-        return ops.split(projected, list(np.cumsum(widths)[:-1]), axis=-1)
+        return ops.split(projected, list(itertools.accumulate(widths))[:-1], axis=-1)
 
     def _split_cache_entries(self, entries):
         """([l^1, ..., l^k], u or [u^1, ..., u^k]) as [B, H, M, d] from `_cache_entries`."""
