@@ -121,6 +121,8 @@ class FeatureHealth:
         self.num_virtual_entities = int(num_virtual_entities)
 
     def __call__(self, observations, batch_size=256):
+        import keras
+
         """A dict `<site>/<statistic>` of the sites on `observations` ([B, R, C+1, 3])."""
         observations = np.asarray(observations, np.float32)
         if observations.ndim != 4 or len(observations) < 2:
@@ -134,7 +136,8 @@ class FeatureHealth:
         ]
         row = {}
         for index, (name, kind) in enumerate(zip(self.names, self.kinds)):
-            activations = np.concatenate([np.asarray(chunk[index]) for chunk in chunks])
+            chunk_values = [keras.ops.convert_to_numpy(chunk[index]) for chunk in chunks]
+            activations = np.concatenate(chunk_values)
             virtual = self.num_virtual_entities if name.startswith("block_") else 0
             for statistic, value in site_statistics(activations, kind, virtual).items():
                 row[f"{name}/{statistic}"] = value
