@@ -24,6 +24,8 @@ EXTRA_MODULES = {
         "tensorboardX",
     ),
     "torch": ("torch",),
+    "backends": ("jax",),
+    "triton": ("triton",),  # `fused="triton"` (keras_simplicial._triton)
 }
 
 

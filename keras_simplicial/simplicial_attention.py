@@ -76,21 +76,29 @@ def check_window(window, order):
     return tuple(int(w) for w in window)
 
 
-FUSED = (None, "pallas")
+# The fused kernels (forward and backward) and the Keras backend each runs on.
+FUSED = (None, "pallas", "triton")
+FUSED_BACKENDS = {"pallas": "jax", "triton": "torch"}
 
 
 def check_fused(fused, window):
-    """None (`keras.ops` everywhere) or "pallas" (JAX, with `window`)."""
+    """None (`keras.ops` everywhere), "pallas" (JAX, with `window`) or "triton" (PyTorch, with
+    `window`)."""
     if fused not in FUSED:
         raise ValueError(f"`fused` must be one of {FUSED}, received fused={fused!r}.")
-    if fused == "pallas":
-        if window is None:
-            raise ValueError('`fused="pallas"` needs a `window`: it fuses the windowed path only.')
-        if keras.backend.backend() != "jax":
-            raise ValueError(
-                '`fused="pallas"` needs the JAX backend, received backend '
-                f"{keras.backend.backend()!r}; use fused=None on other backends."
-            )
+    if fused is None:
+        return None
+    if window is None:
+        raise ValueError(f"`fused={fused!r}` needs a `window`: it fuses the windowed path only.")
+    backend = FUSED_BACKENDS[fused]
+    if keras.backend.backend() != backend:
+        accepted = [name for name, on in FUSED_BACKENDS.items() if on == keras.backend.backend()]
+        raise ValueError(
+            f"`fused={fused!r}` needs the {backend} backend, received backend "
+            f"{keras.backend.backend()!r}; use fused=None"
+            + "".join(f" or fused={name!r}" for name in accepted)
+            + " on this backend."
+        )
     return fused
 
 
@@ -224,10 +232,13 @@ class SimplicialAttention(WeightOptionsLayer):
             O(N w1 d^2 + N d^3) for B), memory O(N (w1 w2 + (w1 + w2) d + d^2)): no [N, M, M]
             tensor. It does not take an `attention_mask`; a `padding_mask` it does.
         fused: None (default): `keras.ops` on every backend. "pallas" (JAX backend, with
-            `window`): the windowed forward pass as one Pallas kernel, its gradient from the
-            `keras.ops` path (`keras_simplicial/_pallas.py`); calls that ask for scores or train
-            with dropout take the `keras.ops` path. Tested in Pallas's interpreter on a CPU only;
-            never compiled or timed on a GPU.
+            `window`): the windowed path as Pallas kernels, forward and backward
+            (`keras_simplicial/_pallas.py`). "triton" (PyTorch backend, with `window`): the same
+            as Triton kernels, forward and backward (`keras_simplicial/_triton.py`; Triton from
+            the [triton] extra; on a CPU only in Triton's interpreter, TRITON_INTERPRET=1 set
+            before Python starts). Calls with a `padding_mask`, that ask for scores or train
+            with dropout take the `keras.ops` path. Both are tested in their interpreters on a
+            CPU only; never compiled or timed on a GPU (`benchmarks/fused_kernel_cost.py`).
         **kwargs: `kernel_initializer` (of the projections and, per head, of B; default
             Glorot-uniform), `bias_initializer`, `kernel_regularizer` and `kernel_constraint`
             (both also on B), `bias_regularizer`, `bias_constraint`, as in
@@ -673,32 +684,30 @@ class SimplicialAttention(WeightOptionsLayer):
         return outputs, (scores if return_attention_scores else None)
 
     def _attend_fused(self, p, ls, u):
-        """The windowed path's output from the Pallas kernel (`keras_simplicial._pallas`), its
-        gradient from this path's own."""
-        from keras_simplicial import _pallas
+        """The windowed path as fused kernels, forward and backward: Pallas on JAX
+        (`keras_simplicial._pallas`), Triton on PyTorch (`keras_simplicial._triton`), each
+        imported only here."""
+        if self.fused == "pallas":
+            from keras_simplicial import _pallas as kernels
+        else:
+            from keras_simplicial import _triton as kernels
 
         scalar = self.form == "scalar_product"
         u1, u2 = (u, u) if scalar else u
         b = ops.convert_to_tensor(self.B) if scalar else ops.zeros((1, 1, 1, 1), u1.dtype)
-
-        def reference(p, l1, l2, u1, u2, b):
-            values = u1 if scalar else [u1, u2]
-            return self._attend_windowed(p, [l1, l2], values, False, None, b if scalar else None)[0]
-
-        return _pallas.windowed_attention(
+        return kernels.windowed_attention(
             p,
             *ls,
             u1,
             u2,
             b,
-            reference,
             window=self.window,
             form=self.form,
             scale=self._logit_scale,
             epsilon=self.epsilon,
         )
 
-    def _attend_windowed(self, p, ls, u, return_attention_scores, training, b=None, padding=None):
+    def _attend_windowed(self, p, ls, u, return_attention_scores, training, padding=None):
         """Query i attends to the pairs (j, k) with i - w1 < j <= i and i - w2 < k <= i (and,
         with `padding` [B, N], both j and k real positions).
 
@@ -757,8 +766,7 @@ class SimplicialAttention(WeightOptionsLayer):
             outputs = ops.sum(u1 * inner, axis=3)
         else:
             pairs = ops.einsum("bhnjd,bhnje->bhnde", u1, inner)  # sum_jk w_ijk u_j (x) u_k
-            b = self.B if b is None else b
-            outputs = ops.einsum("bhnde,hdef->bhnf", pairs, ops.cast(b, pairs.dtype))
+            outputs = ops.einsum("bhnde,hdef->bhnf", pairs, ops.cast(self.B, pairs.dtype))
         return outputs, (scores if return_attention_scores else None)
 
     def _attend_tiled(self, p, ls, u, masks, tile):

@@ -107,10 +107,17 @@ def test_the_wheel_holds_every_module_and_imports_on_its_own(tmp_path):
     )
     # Every module imports from the installed wheel (not from this checkout); the dependencies
     # come from this environment.
+    # keras_simplicial._triton needs the [triton] extra and a process without TensorFlow (which
+    # this one has loaded): it refuses to import, by name, rather than abort the process.
     check = (
         "import importlib, sys\n"
         f"for name in sorted({sorted(source_modules())!r}):\n"
-        "    module = importlib.import_module(name)\n"
+        "    try:\n"
+        "        module = importlib.import_module(name)\n"
+        "    except ImportError as error:\n"
+        "        assert name == 'keras_simplicial._triton', (name, error)\n"
+        "        assert 'TensorFlow' in str(error) or '[triton]' in str(error), error\n"
+        "        continue\n"
         f"    assert module.__file__.startswith({str(site)!r}), (name, module.__file__)\n"
         "print('ok')\n"
     )
