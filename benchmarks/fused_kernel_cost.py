@@ -29,7 +29,8 @@ weight (forward + backward). JAX: `jax.jit` of each; PyTorch: eager, `torch.cuda
 after each call. The median of --repeats calls after one warm-up. A case that fails (a kernel the
 GPU compiler rejects, memory) is recorded with its error and the others go on.
 
-FLOPs counted (the attention only, not the projections; per batch element and query head):
+FLOPs counted (the attention only, not the projections; per batch element and query head), by
+`keras_simplicial._fused_cost.windowed_attention_flops`:
 pairs = sum_i min(i + 1, w1) min(i + 1, w2) valid key pairs, keys = sum_i min(i + 1, w1);
 - trilinear: pairs x (2 d + 2 dv): the logit sum_d p_d l1_jd l2_kd and the output's
   w_jk u1_j (.) u2_k, a multiply-add per coordinate each, as FBGEMM counts its kernels (4 x
@@ -72,17 +73,6 @@ FBGEMM = {
     "head, head_dim 128, w1 = 32, w2 in {256, 512, 1024}, 64 or 128 query heads, N from 1,024 "
     "to 16,384 (the blog's peak is not tied to one of them in its summary)",
 }
-
-
-def counted_flops(n, window, key_dim, value_dim, form, batch, heads):
-    """The forward pass's counted FLOPs (module docstring), all batch elements and query heads."""
-    w1, w2 = (min(w, n) for w in window)
-    pairs = sum(min(i + 1, w1) * min(i + 1, w2) for i in range(n))
-    flops = pairs * (2 * key_dim + 2 * value_dim)
-    if form == "scalar_product":
-        keys = sum(min(i + 1, w1) for i in range(n))
-        flops += keys * 2 * value_dim**2 + n * 2 * value_dim**3
-    return batch * heads * flops
 
 
 def code_commit():
@@ -172,6 +162,7 @@ def measure(args, n, form):
     import numpy as np
 
     from keras_simplicial import SimplicialAttention
+    from keras_simplicial._fused_cost import windowed_attention_flops
 
     backend = keras.backend.backend()
     common = dict(
@@ -188,7 +179,7 @@ def measure(args, n, form):
     reference.build(x.shape, x.shape)
     fused.build(x.shape, x.shape)
     fused.set_weights(reference.get_weights())
-    flops = counted_flops(
+    flops = windowed_attention_flops(
         n, args.window, args.key_dim, args.value_dim or args.key_dim, form, args.batch, args.heads
     )
     case = {"n": n, "form": form, "forward_gflop": flops / 1e9}

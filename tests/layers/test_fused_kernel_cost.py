@@ -1,5 +1,6 @@
-"""benchmarks/fused_kernel_cost.py: its FLOP count, its refusal without a GPU, and a `--dry-run`
-through the kernels' interpreters on the CPU (the command is measured on a lent GPU only)."""
+"""benchmarks/fused_kernel_cost.py: its FLOP count (`keras_simplicial._fused_cost`), its refusal
+without a GPU, and a `--dry-run` through the kernels' interpreters on the CPU (the command is
+measured on a lent GPU only)."""
 
 import importlib.util
 import json
@@ -15,23 +16,17 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "fused_kernel_cost.py"
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("fused_kernel_cost", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_counted_flops_are_the_valid_pairs_times_the_products():
-    script = load_script()
+    from keras_simplicial._fused_cost import windowed_attention_flops as counted_flops
+
     # N = 3, windows (2, 3): 1 x 1 + 2 x 2 + 2 x 3 = 11 valid pairs, 1 + 2 + 2 = 5 keys j.
-    assert script.counted_flops(3, (2, 3), 1, 1, "trilinear", 1, 1) == 11 * 4
-    assert script.counted_flops(3, (2, 3), 2, 3, "scalar_product", 2, 5) == 10 * (
+    assert counted_flops(3, (2, 3), 1, 1, "trilinear", 1, 1) == 11 * 4
+    assert counted_flops(3, (2, 3), 2, 3, "scalar_product", 2, 5) == 10 * (
         11 * (4 + 6) + 5 * 2 * 9 + 3 * 2 * 27
     )
     # Away from the start, FBGEMM's 4 x head_dim x w1 x w2 per query and head.
-    far = script.counted_flops(200, (4, 8), 16, 16, "trilinear", 1, 1)
-    near = script.counted_flops(199, (4, 8), 16, 16, "trilinear", 1, 1)
+    far = counted_flops(200, (4, 8), 16, 16, "trilinear", 1, 1)
+    near = counted_flops(199, (4, 8), 16, 16, "trilinear", 1, 1)
     assert far - near == 4 * 16 * 4 * 8
 
 
