@@ -35,17 +35,122 @@ def source_sha256(root=None):
     this package by default): each file's path relative to `root`, a NUL, its bytes, a NUL, in
     the order of the sorted paths. Caches (``__pycache__``) are not sources."""
     root = Path(root) if root is not None else ROOT
-    digest = hashlib.sha256()
     paths = sorted(
-        path
-        for folder in CODE_PATHS
-        for path in (root / folder).rglob("*.py")
-        if "__pycache__" not in path.parts
+        (
+            path.relative_to(root)
+            for folder in CODE_PATHS
+            for path in (root / folder).rglob("*.py")
+            if "__pycache__" not in path.parts
+        ),
+        key=lambda path: path.parts,
     )
-    for path in paths:
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
+    return _digest((path.as_posix(), (root / path).read_bytes()) for path in paths)
+
+
+def _digest(sources):
+    """The SHA-256 of `(relative path, bytes)` pairs, in the order given (`source_sha256`)."""
+    digest = hashlib.sha256()
+    for path, content in sources:
+        digest.update(path.encode() + b"\0")
+        digest.update(content + b"\0")
     return digest.hexdigest()
+
+
+def source_sha256_at(commit, root=None):
+    """`source_sha256` of the sources that `commit` holds, read from git without a checkout;
+    None when git, the repository or the commit is not there. A result whose `source_sha256`
+    equals its `git_commit`'s was made by that commit's code, unedited."""
+    root = Path(root) if root is not None else ROOT
+    listing = _git(root, "ls-tree", "-r", "-z", "--name-only", commit, "--", *CODE_PATHS)
+    if listing is None:
+        return None
+    paths = sorted(
+        (
+            path
+            for path in listing.split("\0")
+            if path.endswith(".py") and "__pycache__" not in path.split("/")
+        ),
+        key=lambda path: tuple(path.split("/")),
+    )
+    request = "".join(f"{commit}:{path}\n" for path in paths).encode()
+    try:
+        blobs = subprocess.run(
+            ["git", "-C", str(root), "cat-file", "--batch"],
+            input=request,
+            capture_output=True,
+            timeout=60,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    contents, at = [], 0
+    for _ in paths:  # "<sha> blob <size>\n<bytes>\n" per path
+        header_end = blobs.index(b"\n", at)
+        size = int(blobs[at:header_end].split()[2])
+        contents.append(blobs[header_end + 1 : header_end + 1 + size])
+        at = header_end + 1 + size + 1
+    return _digest(zip(paths, contents))
+
+
+def code_check(records, root=None):
+    """Checks the code each of `records` (`provenance()` dicts) names against this repository:
+    one dict per distinct (git_commit, source_sha256), with "commit", "source_sha256", "runs"
+    (how many records name it), "in_history" (the commit is an ancestor of HEAD), "matches" (the
+    recorded hash is the commit's own: the commit's code made it, unedited; None where the
+    record has no hash) and "date" (the commit's, ISO 8601; None outside the history), oldest
+    first."""
+    root = Path(root) if root is not None else ROOT
+    counts = {}
+    for record in records:
+        key = (record.get("git_commit"), record.get("source_sha256"))
+        counts[key] = counts.get(key, 0) + 1
+    checks = []
+    for (commit, digest), runs in counts.items():
+        known = commit is not None and _git(root, "cat-file", "-e", f"{commit}^{{commit}}") == ""
+        in_history = known and _git(root, "merge-base", "--is-ancestor", commit, "HEAD") == ""
+        checks.append(
+            {
+                "commit": commit,
+                "source_sha256": digest,
+                "runs": runs,
+                "in_history": bool(in_history),
+                "matches": None
+                if digest is None or not known
+                else digest == source_sha256_at(commit, root),
+                "date": _git(root, "show", "-s", "--format=%cI", commit) if known else None,
+            }
+        )
+    return sorted(checks, key=lambda check: (check["date"] or "", check["commit"] or ""))
+
+
+def code_lines(records, root=None):
+    """Markdown lines for a study's page: the commit range its results name, and whether each
+    result's source hash is its commit's (`code_check`)."""
+    checks = code_check(records, root)
+    named = [check for check in checks if check["commit"] is not None]
+    if not named:
+        return ["No result names a commit."]
+    total = sum(check["runs"] for check in checks)
+    lines = [
+        f"The {total} result files name {len(named)} commit(s), "
+        f"{named[0]['commit'][:7]} ({named[0]['date'] or 'not in this history'}) to "
+        f"{named[-1]['commit'][:7]} ({named[-1]['date'] or 'not in this history'}):",
+        "",
+    ]
+    for check in checks:
+        commit = (check["commit"] or "none")[:7]
+        if check["commit"] is None:
+            state = "no commit recorded"
+        elif not check["in_history"]:
+            state = "not in this history (a rebased branch)"
+        elif check["matches"] is None:
+            state = "in this history; no source hash recorded"
+        elif check["matches"]:
+            state = "in this history; the recorded source hash is the commit's (its code, unedited)"
+        else:
+            state = "in this history; the recorded source hash differs (uncommitted edits)"
+        lines.append(f"- {commit}: {check['runs']} result(s), {state}.")
+    return lines
 
 
 def provenance(root=None):

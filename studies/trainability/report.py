@@ -25,6 +25,7 @@ from keras_simplicial.agents.imitation.trainability_study import (
     screen_runs,
     updates_to_target,
 )
+from keras_simplicial.agents.provenance import code_lines
 
 STUDY = Path(__file__).resolve().parent
 RESULTS = STUDY / "results"
@@ -237,6 +238,19 @@ def rl_lines(runs):
     return lines
 
 
+def code_records(folder=RESULTS):
+    """The `provenance()` record of every result file under `folder`: each supervised run's
+    run.json (one per process that trained it) and each RL run's machines.json (one per start)."""
+    found = []
+    for path in sorted(Path(folder).rglob("run.json")):
+        if "checkpoints" in path.parts or "checkpoint" in path.parts:
+            continue
+        found += json.loads(path.read_text(encoding="utf-8")).get("provenance") or []
+    for path in sorted(Path(folder).rglob("machines.json")):
+        found += [entry["code"] for entry in json.loads(path.read_text(encoding="utf-8"))]
+    return found
+
+
 def page(records):
     lines = [
         "# Trainability: where the agent model's signal dies, and what lets it learn",
@@ -280,6 +294,16 @@ def page(records):
         "greedily and by sampling on 1,000 fresh episodes each.",
         "",
         *rl_lines(rl_runs()),
+        "",
+    ]
+    lines += [
+        "## Which code made these results",
+        "",
+        "Every result file records the commit it was made at and a SHA-256 of the package's "
+        "sources (`keras_simplicial.agents.provenance`); each is checked here against this "
+        "repository's history (`code_lines`):",
+        "",
+        *code_lines(code_records()),
         "",
     ]
     conclusion = RESULTS / "conclusion.md"

@@ -65,3 +65,29 @@ def test_the_source_hash_follows_the_sources_not_the_commit(tmp_path):
     (tmp_path / "envs" / "code.py").rename(tmp_path / "envs" / "moved.py")
     assert source_sha256(tmp_path) != first  # the paths are part of the hash
     assert provenance(tmp_path)["source_sha256"] == source_sha256(tmp_path)
+
+
+def test_a_commit_s_source_hash_is_read_from_git_and_checks_each_result(tmp_path):
+    from keras_simplicial.agents.provenance import code_check, source_sha256, source_sha256_at
+
+    git(tmp_path, "init", "-q")
+    for folder in ("keras_simplicial", "envs", "agents/training"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "code.py").write_text(f"name = {folder!r}\n")
+    (tmp_path / "agents" / "training-notes.py").write_text("x = 0\n")  # '-' sorts before '/'
+    git(tmp_path, "add", ".")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
+    commit = git(tmp_path, "rev-parse", "HEAD")
+    assert source_sha256_at(commit, tmp_path) == source_sha256(tmp_path)
+    clean = provenance(tmp_path)
+    (tmp_path / "envs" / "code.py").write_text("edited = True\n")
+    edited = provenance(tmp_path)
+    assert source_sha256_at(commit, tmp_path) != source_sha256(tmp_path)  # the commit's, still
+    lost = {**clean, "git_commit": "1" * 40}  # a commit a rebase took away
+    checks = code_check([clean, clean, edited, lost], tmp_path)
+    by_commit = {(c["commit"], c["source_sha256"]): c for c in checks}
+    assert by_commit[(commit, clean["source_sha256"])]["runs"] == 2
+    assert by_commit[(commit, clean["source_sha256"])]["matches"] is True
+    assert by_commit[(commit, edited["source_sha256"])]["matches"] is False
+    assert by_commit[(lost["git_commit"], clean["source_sha256"])]["in_history"] is False
+    assert source_sha256_at("1" * 40, tmp_path) is None
