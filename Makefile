@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 CLI := $(VENV)/bin/keras-simplicial
 
 # `make train`: the `easy` preset (BoxWorld on a 3 x 6 board, one key and the Gem, at most 30
-# steps; see agents/training/impala.py) for 1M environment steps or 15 minutes, whichever comes
+# steps; see agents/training/presets.py) for 1M environment steps or 15 minutes, whichever comes
 # first, then an evaluation of the last and the best checkpoint. The relational agent by default
 # (`make train AGENT=simplicial` for the other); how long it takes and how well both agents learn
 # the preset: docs/benchmarks.md.

@@ -39,7 +39,7 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from keras_simplicial.agents.commands import COMMANDS  # noqa: E402
-from keras_simplicial.agents.training.engines import EngineUnavailable  # noqa: E402
+from keras_simplicial.agents.training.engine_record import EngineUnavailable  # noqa: E402
 from keras_simplicial.extras import extra_of, missing_module  # noqa: E402
 
 

@@ -48,10 +48,10 @@ _LAZY = {
     "AttentionAgent": "model.attention_agent",
     "entity_of_tile": "model.entities",
     "tile_of_entity": "model.entities",
-    "impala_config": "training.impala",
+    "impala_config": "training.rllib.impala",
     "PAPER_IMPALA_HYPERPARAMETERS": "training.presets",
     "PRESETS": "training.presets",
-    "WinRateCallbacks": "training.metrics",
+    "WinRateCallbacks": "training.rllib.callbacks",
     "RunArguments": "training.run_arguments",
     "TrainingCurve": "training.curve",
     "train": "training.train",
@@ -87,14 +87,23 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# Checkpoints pickle the classes of a run (the algorithm, its env runner, callbacks and policy) by
-# module path, so the modules that held them before the package was cut into model/, training/
-# and analysis/ stay importable under their old names: old checkpoints still load and resume.
+# Checkpoints pickle the classes of a run (the algorithm, its env runner, callbacks, policy and
+# learner) by module path, so the modules that held them before the package was cut into model/,
+# training/ and analysis/, and before RLlib's modules moved into training/rllib/, stay importable
+# under their old names: old checkpoints still load and resume.
 MOVED_MODULES = {
-    "config": "training.impala",
-    "batched_env_runner": "training.batched_env_runner",
-    "callbacks": "training.metrics",
-    "diagnostics": "training.diagnostics",
+    "config": "training.rllib.impala",
+    "batched_env_runner": "training.rllib.batched_env_runner",
+    "callbacks": "training.rllib.callbacks",
+    "diagnostics": "training.rllib.diagnostic_policy",
+    "training.impala": "training.rllib.impala",
+    "training.impala_torch": "training.rllib.impala_torch",
+    "training.torch_learner": "training.rllib.torch_learner",
+    "training.new_stack": "training.rllib.new_stack",
+    "training.batched_env_runner": "training.rllib.batched_env_runner",
+    "training.rllib_envs": "training.rllib.envs",
+    "training.metrics": "training.rllib.callbacks",
+    "training.diagnostics": "training.rllib.diagnostic_policy",
 }
 
 
@@ -102,13 +111,12 @@ class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Imports `keras_simplicial.agents.<old>` as the module it moved to (`MOVED_MODULES`)."""
 
     def find_spec(self, fullname, path=None, target=None):
-        prefix, _, old = fullname.rpartition(".")
-        if prefix == __name__ and old in MOVED_MODULES:
+        if fullname.startswith(__name__ + ".") and fullname[len(__name__) + 1 :] in MOVED_MODULES:
             return importlib.util.spec_from_loader(fullname, self)
         return None
 
     def create_module(self, spec):
-        old = spec.name.rpartition(".")[2]
+        old = spec.name[len(__name__) + 1 :]
         module = importlib.import_module(f"{__name__}.{MOVED_MODULES[old]}")
         self._own_spec = module.__spec__
         return module

@@ -43,7 +43,7 @@ def measure(preset, agents, repeats, torch_threads=0):
         backend = f"torch ({threads} thread{'s' if threads > 1 else ''})"
 
     from keras_simplicial.agents.experiments.engine_throughput import model_step_seconds
-    from keras_simplicial.agents.training.keras_engine import KerasIMPALA
+    from keras_simplicial.agents.training.keras_engine.impala import KerasIMPALA
     from keras_simplicial.agents.training.run_arguments import RunArguments
 
     figures = []

@@ -29,7 +29,8 @@ def measure(scale, seed, boards):
     import tensorflow as tf
 
     from keras_simplicial.agents.model.architecture import build_agent_model
-    from keras_simplicial.agents.training.diagnostics import model_part, score_statistics
+    from keras_simplicial.agents.model.model_parts import model_part
+    from keras_simplicial.agents.training.attention_health import score_statistics
     from keras_simplicial.envs import make_vector_env
 
     keras.utils.set_random_seed(seed)

@@ -238,7 +238,7 @@ def main(argv=None):
     parser.add_argument("--markdown", default=None, help="also write the tables here")
     args = parser.parse_args(argv)
 
-    from keras_simplicial.agents.training.train import start_ray
+    from keras_simplicial.agents.training.rllib.trainer import start_ray
 
     start_ray(num_env_runners=1)
     report = {"args": vars(args), "cpus": os.cpu_count(), "presets": {}}

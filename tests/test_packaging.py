@@ -135,7 +135,7 @@ def test_the_wheel_holds_every_module_and_imports_on_its_own(tmp_path):
 
 def test_checkpoints_naming_modules_of_earlier_versions_still_load():
     from keras_simplicial.agents import MOVED_MODULES
-    from keras_simplicial.agents.training.impala import ResilientIMPALA
+    from keras_simplicial.agents.training.rllib.impala import ResilientIMPALA
 
     for old, new in MOVED_MODULES.items():
         module = importlib.import_module(f"keras_simplicial.agents.{old}")
@@ -144,7 +144,7 @@ def test_checkpoints_naming_modules_of_earlier_versions_still_load():
     # A pickle that names the class by its earlier module, as RLlib checkpoints do (protocol 0
     # writes module names as plain text).
     data = pickle.dumps(ResilientIMPALA, protocol=0).replace(
-        b"keras_simplicial.agents.training.impala", b"keras_simplicial.agents.config"
+        b"keras_simplicial.agents.training.rllib.impala", b"keras_simplicial.agents.config"
     )
     assert b"keras_simplicial.agents.config" in data
     assert pickle.loads(data) is ResilientIMPALA

@@ -21,7 +21,7 @@ import numpy as np
 from keras_simplicial.agents.analysis.evaluation import loop_shares
 from keras_simplicial.agents.analysis.results import Result, markdown_table
 from keras_simplicial.agents.training.curve import TrainingCurve
-from keras_simplicial.agents.training.metrics import parse_puzzle_type_key
+from keras_simplicial.agents.training.metric_rows import parse_puzzle_type_key
 from keras_simplicial.envs import OUTCOMES
 
 WIN_PREFIX = "win_rate/"

@@ -100,10 +100,9 @@ def run_engine(out):
 
 def keras_environment(args):
     """The environment a training command runs in, set before Keras is imported: the Keras
-    backend of the run's engine (`engines.Engine.process_backend`: PyTorch for rllib-new;
-    KERAS_BACKEND, else TensorFlow, for keras), read from `--engine`/`--api-stack` or, with
-    `--resume`, the run.json of the run it continues; nothing for rllib-old, whose TensorFlow is
-    Keras's default."""
+    backend of the run's engine (`Engine.process_backend`: TensorFlow for rllib-old, PyTorch for
+    rllib-new; KERAS_BACKEND, else TensorFlow, for keras), read from `--engine`/`--api-stack` or,
+    with `--resume`, the run.json of the run it continues."""
     from keras_simplicial.agents.training.engines import ENGINES
     from keras_simplicial.agents.training.run_arguments import with_engine_of_api_stack
 
@@ -111,7 +110,7 @@ def keras_environment(args):
     name = with_engine_of_api_stack({k: v for k, v in given.items() if v is not None}).get("engine")
     if getattr(args, "resume", False) and args.out:
         name = run_engine(args.out)
-    if name not in ENGINES or ENGINES[name].api_stack == "old":
+    if name not in ENGINES:
         return {}
     return {"KERAS_BACKEND": ENGINES[name].process_backend()}
 

@@ -45,7 +45,7 @@ def engine_figures(arguments, seconds, repeats=10):
     `learn_ms` (one learner step on one train batch: forward, backward, optimizer) and `act_ms`
     (one acting forward pass of all boards), each the median of `repeats`.
     """
-    from keras_simplicial.agents.training.keras_engine import KerasIMPALA
+    from keras_simplicial.agents.training.keras_engine.impala import KerasIMPALA
 
     engine = KerasIMPALA(arguments)
     engine.learn(engine.act())  # compiles acting and learning
@@ -104,7 +104,7 @@ def overlap_figures(arguments, seconds, rounds=2):
     over wall time, the mean of the rounds), their ratio `overlap_over_turns`, and each round's
     figures in `rounds`.
     """
-    from keras_simplicial.agents.training.keras_engine import KerasIMPALA
+    from keras_simplicial.agents.training.keras_engine.impala import KerasIMPALA
 
     engine = KerasIMPALA(arguments)
     engine.learn(engine.act())  # compiles acting and learning

@@ -35,10 +35,11 @@ def main(argv=None):
 
     from keras_simplicial.agents.analysis.evaluation import policy_logits
     from keras_simplicial.agents.rollout import episode_outcomes
-    from keras_simplicial.agents.training.metrics import metrics_row
+    from keras_simplicial.agents.training.metric_rows import metrics_row
+    from keras_simplicial.agents.training.rllib.results import old_stack_iteration
+    from keras_simplicial.agents.training.rllib.trainer import build_algorithm, start_ray
     from keras_simplicial.agents.training.run_arguments import RunArguments
     from keras_simplicial.agents.training.run_directory import RunDirectory
-    from keras_simplicial.agents.training.train import build_algorithm, start_ray
 
     run = RunDirectory(args.run_dir)
     arguments = RunArguments.read(run.run_file)
@@ -66,7 +67,7 @@ def main(argv=None):
     training, sampled, greedy = [], [], []
     try:
         for _ in range(args.iterations):
-            row = metrics_row(algorithm.train(), 0.0)
+            row = metrics_row(old_stack_iteration(algorithm.train()), 0.0)
             training.append(row["win_rate"] if row["win_rate"] != "" else float("nan"))
             sampled.append(snapshot_win_rate(False))
             greedy.append(snapshot_win_rate(True))

@@ -30,7 +30,7 @@ def measure_layout(arguments, seconds, warmup_s):
     `arguments` (a `RunArguments`: the agent, the preset's recipe, the layout of its sampler, env
     runners and boards), seeded 0 with an iteration every 2 s. Trains `warmup_s` seconds first
     (XLA compilation, tracing, the first batches), then counts over `seconds`."""
-    from keras_simplicial.agents.training.impala import impala_config
+    from keras_simplicial.agents.training.rllib.impala import impala_config
 
     config = impala_config(
         arguments,
@@ -121,8 +121,8 @@ def measured_throughput(out, preset, arguments, *, seconds, address=None):
     import ray
 
     from keras_simplicial.agents.atomic_files import atomic_write_json
+    from keras_simplicial.agents.training.rllib.trainer import start_ray
     from keras_simplicial.agents.training.run_directory import this_machine
-    from keras_simplicial.agents.training.train import start_ray
 
     path = Path(out) / THROUGHPUT_FILE
     setting = {

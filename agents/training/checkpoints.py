@@ -43,11 +43,6 @@ from keras_simplicial.agents.training.run_arguments import RunArguments
 from keras_simplicial.agents.training.run_directory import RunDirectory, iteration_of
 from keras_simplicial.envs import BRIDGE_BOX_WORLD_ID
 
-#: Where a new-stack checkpoint keeps the learner's module state (a pickled dict of numpy arrays).
-MODULE_STATE = "learner_group/learner/rl_module/default_policy/module_state.pkl"
-#: Where an old-stack checkpoint keeps the policy's state (its weights under "weights").
-POLICY_STATE = "policies/default_policy/policy_state.pkl"
-
 #: The file of a policy saved by Keras (`model.save`, the agent model with outputs [logits, value]).
 KERAS_POLICY_FILE = "policy.keras"
 
@@ -167,41 +162,12 @@ def run_arguments_of(checkpoint):
         raise
 
 
-def holds_tf2_policy(checkpoint):
-    """Whether `checkpoint` holds RLlib's TF2 policy (the old stack's), which `load_policy`
-    restores as RLlib's `Policy`; every other engine's holds Keras weights only."""
-    engine = engine_of_checkpoint(checkpoint)
-    return engine is not None and engine.name == "rllib-old"
-
-
-def _unpickled(path, what):
-    import pickle
-
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} not found: not an RLlib {what} checkpoint.")
-    with open(path, "rb") as stream:
-        return pickle.load(stream)
-
-
-def saved_policy_weights(checkpoint, keras_model=None):
-    """The weights of an old-stack checkpoint's TF2 policy (`policy.get_weights()` order, which
-    is the Keras model's)."""
-    return _unpickled(Path(checkpoint) / POLICY_STATE, "policy")["weights"]
-
-
-def saved_module_weights(checkpoint, keras_model):
-    """The Keras weights of a new-stack checkpoint's `KerasAgentRLModule`, for `keras_model`."""
-    from keras_simplicial.agents.model.module_state import keras_weights
-
-    return keras_weights(_unpickled(Path(checkpoint) / MODULE_STATE, "new-stack"), keras_model)
-
-
 def saved_keras_weights(checkpoint, keras_model):
     """The weights a checkpoint (of any engine) saved for `keras_model`, a model of the run's
     agent on any backend, in `keras_model.weights` order (`keras_model.set_weights` takes them).
     """
     checkpoint = resolve_checkpoint(checkpoint)
-    return engine_of_checkpoint(checkpoint).read_saved_weights(checkpoint, keras_model)
+    return engine_of_checkpoint(checkpoint).saved_weights(checkpoint, keras_model)
 
 
 def keras_logits_and_values(model):
@@ -288,22 +254,16 @@ def load_policy(checkpoint):
     RLlib TF2 policy of an old-stack checkpoint, a `SavedKerasPolicy` of any other engine's and
     of an exported policy."""
     checkpoint = resolve_checkpoint(checkpoint)
-    if not holds_tf2_policy(checkpoint):
-        arguments = run_arguments_of(checkpoint)
-        if arguments is None:
-            raise ValueError(
-                f"{checkpoint} holds no run.json (nor its run's): it says which agent the "
-                "saved module is."
-            )
-        return SavedKerasPolicy(checkpoint, arguments)
-    import tensorflow  # noqa: F401  (before RLlib: see agents/__init__.py)
-    from ray.rllib.policy.policy import Policy
-
-    from keras_simplicial.agents.model.rllib_model import ensure_tf2_behavior, register_agent_models
-
-    ensure_tf2_behavior()
-    register_agent_models()  # RLlib's catalog forgets custom models at every ray.shutdown()
-    return Policy.from_checkpoint(str(checkpoint / "policies" / "default_policy"))
+    engine = engine_of_checkpoint(checkpoint)  # None for an exported policy
+    if engine is not None and engine.load_policy is not None:
+        return engine.load_policy(checkpoint)
+    arguments = run_arguments_of(checkpoint)
+    if arguments is None:
+        raise ValueError(
+            f"{checkpoint} holds no run.json (nor its run's): it says which agent the "
+            "saved module is."
+        )
+    return SavedKerasPolicy(checkpoint, arguments)
 
 
 def load_attention_agent(checkpoint):

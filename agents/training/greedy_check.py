@@ -9,14 +9,11 @@ about half of them ("go right" on nearly every tile), while the training win rat
 weights that were saved, greedily, on boards kept apart from those of `evaluate` (seed 0).
 """
 
-import pickle
-
 import numpy as np
 
 from keras_simplicial.agents.rollout import episode_outcomes
 from keras_simplicial.agents.training.checkpoints import (
     keras_logits_and_values,
-    resolve_checkpoint,
     saved_keras_weights,
 )
 
@@ -24,15 +21,6 @@ from keras_simplicial.agents.training.checkpoints import (
 # `evaluate` and `learning_curve` report with (0 onwards).
 CHECK_SEED = 1_000_000
 DEFAULT_CHECK_EPISODES = 128
-
-
-def saved_policy_weights(checkpoint):
-    """The policy weights of an RLlib checkpoint, in `policy.get_weights()` order."""
-    path = resolve_checkpoint(checkpoint) / "policies" / "default_policy" / "policy_state.pkl"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} not found: not an RLlib policy checkpoint (pickle).")
-    with open(path, "rb") as stream:
-        return pickle.load(stream)["weights"]
 
 
 class GreedyCheck:

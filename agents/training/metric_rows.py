@@ -1,23 +1,26 @@
-"""What a training iteration reports: win rates from every episode, and the row of metrics.csv.
+"""What each episode reports (win rates from every episode, why it ended), and the row of
+metrics.csv of a training iteration.
 
 The original experiments logged the win rate of the first sub-environment only; here each finished
-episode reports, through RLlib's custom metrics, whether it was won, overall and under its puzzle
-type (a, b, c) of Section 6.2. RLlib averages them over its smoothing window of episodes and
-returns them as ``result["env_runners"]["custom_metrics"]["win_mean"]`` and
-``...["win/type_a_b_c_mean"]``. Each episode also reports why it ended (`OUTCOMES` of the env:
-won, opened the bridge, opened another wrong box, out of steps) as ``ended/<outcome>`` and
-``ended/<outcome>/type_a_b_c``, 1.0 for its outcome and 0.0 for the others, so their means are the
-fraction of episodes that ended each way. `metrics_row` turns a `train()` result into the row that
-metrics.csv and TensorBoard get.
+episode reports whether it was won (`episode_metrics`), overall and under its puzzle type (a, b,
+c) of Section 6.2, and why it ended (`OUTCOMES` of the env: won, opened the bridge, opened another
+wrong box, out of steps) as ``ended/<outcome>`` and ``ended/<outcome>/type_a_b_c``, 1.0 for its
+outcome and 0.0 for the others, so their means are the fraction of episodes that ended each way.
+Every engine averages them over its window of episodes into `Iteration.episode_means`;
+`metrics_row` turns an `Iteration` into the row that metrics.csv and TensorBoard get.
 
-Plain numpy: every engine reads it, also where neither TensorFlow nor Ray is installed
-(`keras_engine`); RLlib's callback that reports the episode metrics is `metrics.WinRateCallbacks`.
+Plain Python: every engine reads it, also where neither TensorFlow nor Ray is installed; RLlib's
+callbacks that report the episode metrics are in `rllib/callbacks.py` (old stack) and
+`rllib/impala_torch.py` (new stack).
 """
 
 import math
 import time
 
 from keras_simplicial.envs import OUTCOMES
+
+#: The learner's losses, metrics.csv's columns of that name (`Iteration.learner`).
+LOSSES = ("policy_loss", "vf_loss", "entropy", "vf_explained_var")
 
 WIN_METRIC = "win"
 TYPE_METRIC_PREFIX = "win/type_"
@@ -51,78 +54,41 @@ def episode_metrics(won, puzzle_type=None, ended_by=None):
     return metrics
 
 
-def ended_by_from_result(result):
-    """`{column: share}` of why episodes ended, from an `Algorithm.train()` result (NaN-free):
-    `ended/<outcome>` over all episodes and `ended/<outcome>/a_b_c` per puzzle type."""
-    custom = (result.get("env_runners") or {}).get("custom_metrics") or {}
-    shares = {}
-    for name, value in custom.items():
-        if name.startswith(ENDED_METRIC_PREFIX) and name.endswith("_mean") and value == value:
-            column = name[: -len("_mean")].replace("/type_", "/")
-            shares[column] = round(float(value), 4)
-    return dict(sorted(shares.items()))
+def metrics_row(iteration, started_at, diagnostics=None, since=None):
+    """The metrics.csv and TensorBoard row of one `Iteration` (plus `diagnostics`, a dict).
 
-
-def win_rates_from_result(result):
-    """`(overall, {puzzle_type: rate})` from an `Algorithm.train()` result (NaN-free)."""
-    custom = (result.get("env_runners") or {}).get("custom_metrics") or {}
-    overall = custom.get(WIN_METRIC + "_mean")
-    per_type = {}
-    for name, value in custom.items():
-        if name.startswith(TYPE_METRIC_PREFIX) and name.endswith("_mean"):
-            key = name[len(TYPE_METRIC_PREFIX) : -len("_mean")]
-            if value == value:  # skip NaN
-                per_type[parse_puzzle_type_key(key)] = float(value)
-    if overall is not None and overall != overall:
-        overall = None
-    return overall, per_type
-
-
-def metrics_row(result, started_at, diagnostics=None, since=None):
-    """The CSV/TensorBoard row of one `Algorithm.train()` result (plus `diagnostics`, a dict).
-
-    `frames_per_s` is RLlib's sampling rate during the iteration. With `since`, the
+    `frames_per_s` is the engine's sampling rate during the iteration. With `since`, the
     `(environment steps, time.time())` of the previous row, `wall_frames_per_s` is the steps
     since then over the wall time since then: what the run really trains per second, checkpoints
     and their greedy checks included.
     """
-    timesteps = int(
-        result.get("num_env_steps_sampled_lifetime") or result.get("timesteps_total") or 0
-    )
-    runners = result.get("env_runners") or {}
-    learner = ((result.get("info") or {}).get("learner") or {}).get("default_policy") or {}
-    stats = {**(learner.get("learner_stats") or {}), "grad_gnorm": learner.get("grad_gnorm")}
-    win_rate, per_type = win_rates_from_result(result)
+    timesteps = int(iteration.timesteps)
     wall_frames_per_s = None
     if since is not None and time.time() > since[1]:
         wall_frames_per_s = (timesteps - since[0]) / (time.time() - since[1])
+    learner = iteration.learner
     row = {
-        "training_iteration": int(result["training_iteration"]),
+        "training_iteration": int(iteration.number),
         "timesteps": timesteps,
         "time_s": round(time.time() - started_at, 3),
-        "frames_per_s": round(
-            float(result.get("num_env_steps_sampled_throughput_per_sec") or 0.0), 2
-        ),
+        "frames_per_s": round(float(iteration.frames_per_s or 0.0), 2),
         "wall_frames_per_s": "" if wall_frames_per_s is None else round(wall_frames_per_s, 2),
-        "episodes": int(runners.get("episodes_this_iter") or 0),
-        "episode_return_mean": _finite(runners.get("episode_return_mean")),
-        "episode_len_mean": _finite(runners.get("episode_len_mean")),
-        "win_rate": _finite(win_rate),
-        "policy_loss": _finite(stats.get("policy_loss")),
-        "vf_loss": _finite(stats.get("vf_loss")),
-        "entropy": _finite(stats.get("entropy")),
-        "vf_explained_var": _finite(stats.get("vf_explained_var")),
-        "grad_gnorm": _finite(stats.get("grad_gnorm")),
-        "lr": _finite(stats.get("cur_lr")),
+        "episodes": int(iteration.episodes or 0),
+        "episode_return_mean": _finite(iteration.episode_return_mean),
+        "episode_len_mean": _finite(iteration.episode_len_mean),
+        "win_rate": _finite(iteration.win_rate),
+        **{name: _finite(learner.get(name)) for name in LOSSES},
+        "grad_gnorm": _finite(learner.get("grad_gnorm")),
+        "lr": _finite(learner.get("lr")),
     }
     for name in sorted(learner):
         if name.startswith("grad_norm/"):
             row[name] = _finite(learner[name])
     for name, value in sorted((diagnostics or {}).items()):
         row[name] = _finite(value)
-    for puzzle_type, rate in sorted(per_type.items()):
+    for puzzle_type, rate in sorted(iteration.win_rates_by_type().items()):
         row["win_rate/" + "_".join(map(str, puzzle_type))] = round(rate, 4)
-    row.update(ended_by_from_result(result))
+    row.update(iteration.ended_by())
     return row
 
 

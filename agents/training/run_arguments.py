@@ -57,7 +57,6 @@ SAMPLERS = ("batched", "rllib")
 # `api_stack` of run.json files written before `engine` existed): `engines.API_STACK_ENGINES`.
 API_STACKS = tuple(API_STACK_ENGINES)
 # The Keras backend of each API stack's processes (`engines.ENGINES[...].keras_backend`).
-KERAS_BACKENDS = {stack: ENGINES[name].keras_backend for stack, name in API_STACK_ENGINES.items()}
 
 # What a new run trains with unless its overrides say otherwise: the global norm clipped, as in
 # `PAPER_IMPALA_HYPERPARAMETERS`.
@@ -245,13 +244,13 @@ class RunArguments:
             elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
                 object.__setattr__(self, field.name, int(value))
         if self.mask_blocked_moves and (
-            self.engine not in ("rllib-old", "keras") or self.sampler != "batched"
+            not ENGINES[self.engine].masks_blocked_moves or self.sampler != "batched"
         ):
+            masking = [name for name, engine in ENGINES.items() if engine.masks_blocked_moves]
             raise ValueError(
-                "mask_blocked_moves (--mask-blocked-moves) needs the engine 'rllib-old' or "
-                "'keras' and the sampler 'batched' (the sampler that gives the policy each "
-                f"board's allowed moves), got engine {self.engine!r} and sampler "
-                f"{self.sampler!r}."
+                f"mask_blocked_moves (--mask-blocked-moves) needs an engine of {masking} and the "
+                "sampler 'batched' (the sampler that gives the policy each board's allowed "
+                f"moves), got engine {self.engine!r} and sampler {self.sampler!r}."
             )
         object.__setattr__(self, "overrides", {**NEW_RUN_OVERRIDES, **self.overrides})
         architecture, jit_compile = split_model_config(self.model_overrides)

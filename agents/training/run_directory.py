@@ -387,7 +387,8 @@ class RunDirectory:
 
 
 class MetricsLog:
-    """Appends one row per iteration to metrics.csv (flushed) and to TensorBoard."""
+    """Appends one row per iteration to metrics.csv (flushed) and to TensorBoard, and the
+    iteration's timings (seconds per phase) to TensorBoard only, as `time/<phase>`."""
 
     def __init__(self, run_directory):
         self.run_directory = run_directory
@@ -404,7 +405,7 @@ class MetricsLog:
             self._summary_writer = SummaryWriter(str(self.run_directory.events_dir))
         return self._summary_writer
 
-    def append(self, row):
+    def append(self, row, timings=None):
         path = self.run_directory.metrics_file
         if self._fields is None:
             self._fields = list(row.keys())
@@ -427,6 +428,8 @@ class MetricsLog:
             if key in ("training_iteration", "timesteps") or value in ("", None):
                 continue
             writer.add_scalar(key, float(value), step)
+        for phase, seconds in (timings or {}).items():
+            writer.add_scalar(f"time/{phase}", float(seconds), step)
         writer.flush()
 
     def close(self):

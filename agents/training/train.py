@@ -7,44 +7,59 @@
 `train` reads as the run goes:
 
 1. The run's arguments: new ones written to OUT/run.json, or read back from it when resuming
-   (`RunArguments`), all checked before anything starts (`impala_config`).
+   (`RunArguments`), all checked before anything starts (the engine's `configure`).
 2. The run's engine (`arguments.engine`, a record of `engines.ENGINES`): its config, built from
-   the paper's hyperparameters and the run's arguments, then its trainer, restored from the
-   run's last checkpoint when resuming. The RLlib engines start Ray (embedded, or a cluster
-   joined at `address`: `start_ray`) and build IMPALA (`build_algorithm`); the Keras engine
-   trains in this process (`keras_engine`).
-3. Iterations until the stop condition (`train_iterations`): `trainer.train()`, a metrics row
-   (CSV + TensorBoard), progress, and a checkpoint every `checkpoint_every` iterations
-   (`CheckpointKeeper`). Ctrl-C and SIGTERM checkpoint before leaving.
+   the paper's hyperparameters and the run's arguments, then its trainer (`Trainer`), restored
+   from the run's last checkpoint when resuming. The Keras engine trains in this process
+   (`keras_engine/`); the RLlib adapter starts Ray and builds IMPALA (`rllib/`).
+3. Iterations until the stop condition (`train_iterations`): `trainer.train()` (an `Iteration`),
+   a metrics row (CSV + TensorBoard), progress, and a checkpoint every `checkpoint_every`
+   iterations (`CheckpointKeeper`). Ctrl-C and SIGTERM checkpoint before leaving.
 4. A `TrainingSummary` of where everything went (the `train` command then plots the curve).
-
-A trainer is what an engine's `open` returns; `train` reads it through these names only:
-`iteration` and `smoothing` (episodes in its win rate's window), `environment_steps()`,
-`train()` (one iteration's result, in the names of RLlib's old-stack results),
-`read_result(result)` (-> what `metric_rows.metrics_row` reads), `diagnostics()` (the attention
-statistics of its current weights), `save(path)`, `layout()` (one line: where it samples) and
-`stop()`. `RLlibTrainer` (here) and `keras_engine.KerasEngineTrainer` are the two.
 """
 
 import dataclasses
-import os
 import signal
 import time
-from pathlib import Path
+from typing import Protocol
 
 from keras_simplicial.agents.training.engines import engine_named
 from keras_simplicial.agents.training.greedy_check import DEFAULT_CHECK_EPISODES, GreedyCheck
 from keras_simplicial.agents.training.metric_rows import metrics_row
 from keras_simplicial.agents.training.progress import make_progress
-from keras_simplicial.agents.training.run_arguments import KERAS_BACKENDS, RunArguments
+from keras_simplicial.agents.training.run_arguments import RunArguments
 from keras_simplicial.agents.training.run_directory import MetricsLog, RunDirectory
 
-# Ray workers inherit these: quiet TensorFlow, and Keras 2 behind `tf.keras` for RLlib.
-WORKER_ENV_VARS = {
-    "TF_USE_LEGACY_KERAS": "1",
-    "TF_CPP_MIN_LOG_LEVEL": "3",
-    "PYTHONWARNINGS": "ignore::DeprecationWarning",
-}
+
+class Trainer(Protocol):
+    """What an engine's `open` returns, and all that `train` reads of it
+    (`keras_engine.impala.KerasIMPALA`, `rllib.trainer.RLlibTrainer`).
+
+    Attributes:
+        iteration: training iterations so far (restored with a checkpoint).
+        smoothing: episodes in the window of `Iteration`'s means.
+    """
+
+    iteration: int
+    smoothing: int
+
+    def environment_steps(self) -> int:
+        """Environment steps sampled over the whole run (restored with a checkpoint)."""
+
+    def train(self):
+        """One training iteration; returns its `Iteration`."""
+
+    def diagnostics(self) -> dict:
+        """The attention statistics and trainability of the current weights (a flat dict)."""
+
+    def save(self, path):
+        """Writes a checkpoint into the directory `path`."""
+
+    def layout(self) -> str:
+        """One line: where the boards are sampled and the learner runs."""
+
+    def stop(self):
+        """Releases what the trainer holds (Ray's workers, the boards)."""
 
 
 @dataclasses.dataclass
@@ -120,12 +135,12 @@ def train(
         raise ValueError(f"stop_timesteps must be a positive integer, got {stop_timesteps!r}.")
     engine = engine_named(arguments.engine)
     engine.require()
-    config = engine.build_config(arguments)  # every argument is checked before anything starts
+    config = engine.configure(arguments)  # every argument is checked before anything starts
     run.create()
     if not resume:
         arguments.write(run.run_file)
 
-    trainer = engine.open_trainer(arguments, config, checkpoint, address)
+    trainer = engine.open(arguments, config, checkpoint, address)
     run.record_machine(trainer.iteration)
     if checkpoint is not None:
         run.truncate_metrics(trainer.iteration)
@@ -210,160 +225,6 @@ def resume_state(run):
     return arguments, checkpoint
 
 
-def algorithm_config(arguments):
-    """The config of a run's `RunArguments` on its engine (`engines.Engine.build_config`):
-    `impala_config` (rllib-old), `torch_impala_config` (rllib-new) or the Keras engine's
-    settings (`keras_engine.engine_settings`)."""
-    return engine_named(arguments.engine).build_config(arguments)
-
-
-class RLlibTrainer:
-    """An RLlib IMPALA `Algorithm` (either API stack) as `train` drives it (see the module's
-    docstring).
-
-    Args:
-        algorithm: the built (and restored) algorithm.
-        arguments: its run's `RunArguments`.
-        config: the config it was built from.
-    """
-
-    def __init__(self, algorithm, arguments, config):
-        self.algorithm, self.arguments = algorithm, arguments
-        self.smoothing = int(config.metrics_num_episodes_for_smoothing)
-        self.read_result, self.diagnostics = stack_readers(algorithm, arguments)
-
-    @property
-    def iteration(self):
-        return self.algorithm.iteration
-
-    def environment_steps(self):
-        return environment_steps(self.algorithm)
-
-    def train(self):
-        return self.algorithm.train()
-
-    def save(self, path):
-        return self.algorithm.save(path)
-
-    def layout(self):
-        return sampling_layout(self.algorithm, self.arguments)
-
-    def stop(self):
-        self.algorithm.stop()
-
-
-def open_rllib(arguments, config, checkpoint=None, address=None):
-    """The `RLlibTrainer` of a run on an RLlib engine (`engines.Engine.open`): Ray started
-    (`start_ray`), IMPALA built from `config` and restored from `checkpoint` when given."""
-    start_ray(address, arguments.num_env_runners, arguments.api_stack)
-    return RLlibTrainer(build_algorithm(arguments, checkpoint, config), arguments, config)
-
-
-def start_ray(address=None, num_env_runners=1, api_stack="old"):
-    """Joins the cluster at `address`, or starts an embedded local Ray sized for the run (unless
-    Ray is running already), and registers the agent models and envs for this job.
-
-    The workers run Keras on the backend of `api_stack` (`KERAS_BACKENDS`); a Ray already
-    running keeps the environment it was started with.
-    """
-    import ray
-
-    if not ray.is_initialized():
-        env_vars = dict(WORKER_ENV_VARS)
-        if api_stack == "new":
-            env_vars["KERAS_BACKEND"] = KERAS_BACKENDS["new"]
-        runtime_env = {"env_vars": env_vars}
-        if address:
-            ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
-        else:
-            # One CPU for the learner and one per env runner, even if that oversubscribes a
-            # laptop: Ray would otherwise wait forever for CPUs that do not exist.
-            # address="local" starts a new Ray even if a cluster (or RAY_ADDRESS) is around.
-            num_cpus = max(os.cpu_count() or 1, 1 + int(num_env_runners))
-            ray.init(
-                address="local",
-                num_cpus=num_cpus,
-                include_dashboard=False,
-                runtime_env=runtime_env,
-                log_to_driver=False,
-                configure_logging=True,
-                logging_level="ERROR",
-            )
-    register_for_this_job(api_stack)
-
-
-def register_for_this_job(api_stack="old"):
-    """Registers the agent models and the envs under the job this driver now is.
-
-    Ray's registry keys what it holds by the job id it first saw and forgets what it has sent
-    (ray 2.60, `ray.tune.registry._Registry`; ray-project/ray#8205). A driver that joins a
-    cluster again after `ray.shutdown()` (one run after another, as `make reproduce-small
-    --address` does) is a new job, and its env runners look the models up under that job's id:
-    "Registry value for rllib_model/simplicial_agent doesn't exist". An embedded local Ray is
-    new each time and its first job has the same id, which is why only clusters showed it.
-    """
-    from ray.tune.registry import _global_registry
-
-    from keras_simplicial.agents.model.rllib_model import register_agent_models
-    from keras_simplicial.agents.training.rllib_envs import register_envs
-
-    _global_registry._prefix = None  # taken from the current job at the next use
-    register_agent_models()
-    register_envs()
-    if api_stack == "new":
-        from keras_simplicial.agents.training.impala_torch import register_new_stack_envs
-
-        register_new_stack_envs()
-
-
-def build_algorithm(arguments, checkpoint=None, config=None):
-    """The IMPALA `Algorithm` of a run's `RunArguments`, restored from `checkpoint` if given.
-
-    Restoring brings back the weights, the optimizer state and the timestep counters.
-    """
-    algorithm = (config or algorithm_config(arguments)).build_algo()
-    if checkpoint is not None:
-        # RLlib reads the checkpoint through pyarrow, which takes absolute paths only.
-        algorithm.restore(str(Path(checkpoint).resolve()))
-    return algorithm
-
-
-def environment_steps(algorithm):
-    """Environment steps sampled over the whole run (restored with a checkpoint)."""
-    if algorithm.config.enable_rl_module_and_learner:
-        from keras_simplicial.agents.training import new_stack
-
-        return new_stack.environment_steps(algorithm)
-    return int(algorithm._counters.get("num_env_steps_sampled", 0))
-
-
-def env_runner_nodes(algorithm):
-    """The node IP address of each remote env runner, in runner order."""
-    import ray
-
-    return algorithm.env_runner_group.foreach_env_runner(
-        lambda runner: ray.util.get_node_ip_address(), local_env_runner=False
-    )
-
-
-def sampling_layout(algorithm, arguments):
-    """One line: where the boards are sampled (the env runners per node, or this process)."""
-    nodes = env_runner_nodes(algorithm)
-    if not nodes and algorithm.config.enable_rl_module_and_learner:
-        return (
-            f"Sampling {arguments.num_envs_per_env_runner} boards in this process, then "
-            "updating the learner in this process (no remote env runner)."
-        )
-    if not nodes:
-        return (
-            f"Sampling {arguments.num_envs_per_env_runner} boards in this process, beside "
-            "the learner thread (no remote env runner)."
-        )
-    return f"{len(nodes)} env runner(s) on {len(set(nodes))} node(s): " + ", ".join(
-        f"{ip} x{nodes.count(ip)}" for ip in sorted(set(nodes))
-    )
-
-
 def train_iterations(
     trainer, run, arguments, checkpoints, *, stop_timesteps, stop_seconds, progress
 ):
@@ -388,50 +249,17 @@ def train_iterations(
         while timesteps < stop_timesteps and not stop.requested:
             if stop_seconds is not None and time.time() - started_at >= float(stop_seconds):
                 break
-            result = trainer.train()
+            iteration = trainer.train()
             # Everything since the previous row counts: the last checkpoint and its check too.
-            row = metrics_row(
-                trainer.read_result(result), started_at, trainer.diagnostics(), since=since
-            )
-            timesteps = row["timesteps"]
+            row = metrics_row(iteration, started_at, trainer.diagnostics(), since=since)
+            timesteps = iteration.timesteps
             since = (timesteps, time.time())
-            metrics.append(row)  # before the checkpoint: a resumed run has its row
+            metrics.append(row, iteration.timings)  # before the checkpoint: a resumed run has it
             display.update(timesteps, row)
-            checkpoints.after_iteration(row)
+            checkpoints.after_iteration(iteration)
         checkpoints.save_unless_saved()
     metrics.close()
     return row, stop.requested
-
-
-def stack_readers(algorithm, arguments):
-    """(result -> the result `metrics_row` reads, () -> the attention statistics of the
-    learner's weights) of an algorithm on either API stack."""
-    from keras_simplicial.agents.training.attention_health import AttentionHealth
-
-    if not algorithm.config.enable_rl_module_and_learner:
-        attention_health = AttentionHealth(
-            algorithm.get_policy().model.base_model,
-            arguments.agent,
-            arguments.architecture,
-            arguments.env,
-            arguments.env_config,
-        )
-        return (lambda result: result), attention_health
-    import torch
-
-    from keras_simplicial.agents.training import new_stack
-
-    learner = new_stack.LearnerModel(algorithm, arguments)
-    attention_health = AttentionHealth(
-        learner.model, arguments.agent, arguments.architecture, arguments.env, arguments.env_config
-    )
-
-    def diagnostics():
-        learner.refresh()
-        with torch.no_grad():
-            return attention_health()
-
-    return new_stack.old_stack_view, diagnostics
 
 
 class CheckpointKeeper:
@@ -453,10 +281,11 @@ class CheckpointKeeper:
         if check is not None and resumed_from is not None:
             run.rescore_best(check)  # a best chosen before checks existed
 
-    def after_iteration(self, row):
-        self._episodes += row["episodes"]
+    def after_iteration(self, iteration):
+        """Counts an `Iteration`'s episodes and win rate, and saves every `every` iterations."""
+        self._episodes += iteration.episodes
         if self._episodes >= self.smoothing:
-            self._win_rates.append(row.get("win_rate"))
+            self._win_rates.append(iteration.win_rate)
         if self.trainer.iteration % self.every == 0:
             self.save()
 

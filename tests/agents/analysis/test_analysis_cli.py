@@ -19,9 +19,9 @@ EASY_ENV = {"max_solution_length": 1, "max_steps": 60}
 def checkpoints(tmp_path_factory):
     import ray
 
+    from keras_simplicial.agents.training.rllib.trainer import WORKER_ENV_VARS, build_algorithm
     from keras_simplicial.agents.training.run_arguments import RunArguments
     from keras_simplicial.agents.training.run_directory import RunDirectory
-    from keras_simplicial.agents.training.train import WORKER_ENV_VARS, build_algorithm
 
     root = tmp_path_factory.mktemp("checkpoints")
     # address="local": a private Ray even if another Ray cluster runs on this machine.

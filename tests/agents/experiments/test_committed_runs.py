@@ -47,7 +47,7 @@ def test_a_committed_run_resumes_with_the_gradient_clipping_it_trained_with(run_
     every run clipped each variable's gradient (RLlib 2.60's default): such a run resumes with
     it, and the reports declare it. A later run resumes with what it records, on either stack."""
     from keras_simplicial.agents.experiments.setting import runs_recipe_deviations
-    from keras_simplicial.agents.training.impala import impala_config
+    from keras_simplicial.agents.training.rllib.impala import impala_config
 
     run_file = RunDirectory(run_dir).run_file
     recorded = json.loads(run_file.read_text())["overrides"].get(CLIP_EACH_VARIABLE)
@@ -57,7 +57,7 @@ def test_a_committed_run_resumes_with_the_gradient_clipping_it_trained_with(run_
     each_variable = True if recorded is None else recorded
     assert arguments.overrides[CLIP_EACH_VARIABLE] is each_variable
     if arguments.api_stack == "new":  # the setting becomes the new stack's grad_clip_by
-        from keras_simplicial.agents.training.impala_torch import new_stack_settings
+        from keras_simplicial.agents.training.rllib.impala_torch import new_stack_settings
 
         clip_by = new_stack_settings(arguments.overrides)["grad_clip_by"]
         assert clip_by == ("norm" if each_variable else "global_norm")

@@ -305,7 +305,7 @@ def test_the_set_up_is_the_runs_own_and_runs_of_another_setting_are_refused():
 
 
 def test_throughput_is_measured_once_per_preset_and_cluster(tmp_path, monkeypatch):
-    from keras_simplicial.agents.training import train
+    from keras_simplicial.agents.training.rllib import trainer
     from keras_simplicial.agents.training.run_arguments import RunArguments
 
     calls = []
@@ -324,7 +324,7 @@ def test_throughput_is_measured_once_per_preset_and_cluster(tmp_path, monkeypatc
         return throughput.measured_throughput(tmp_path, preset, arguments, seconds=30.0)
 
     monkeypatch.setattr(throughput, "measure_layout", measure)
-    monkeypatch.setattr(train, "start_ray", lambda **kwargs: None)
+    monkeypatch.setattr(trainer, "start_ray", lambda **kwargs: None)
     first = measured("bridge-small")
     assert first["frames_per_s"] == {"relational": 3000.0, "simplicial": 2000.0}
     # The runs' layout: the batched sampler of 64 boards in the driver, bridge-small's 5 rows.

@@ -12,9 +12,9 @@ import pytest  # noqa: E402
 import keras_simplicial.envs  # noqa: E402,F401
 from keras_simplicial.agents.model.rllib_model import ALLOWED_MOVES  # noqa: E402
 from keras_simplicial.agents.rollout import BLOCKED_MOVE_LOGIT  # noqa: E402
-from keras_simplicial.agents.training.impala import impala_config  # noqa: E402
-from keras_simplicial.agents.training.rllib_envs import BoxWorldRLlibVectorEnv  # noqa: E402
-from keras_simplicial.agents.training.train import start_ray  # noqa: E402
+from keras_simplicial.agents.training.rllib.envs import BoxWorldRLlibVectorEnv  # noqa: E402
+from keras_simplicial.agents.training.rllib.impala import impala_config  # noqa: E402
+from keras_simplicial.agents.training.rllib.trainer import start_ray  # noqa: E402
 
 ENV_ID = "BoxWorld-v0"
 # Short episodes (a 12-step limit on a small board), so a fragment crosses episode ends.

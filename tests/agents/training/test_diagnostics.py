@@ -10,7 +10,7 @@ import pytest  # noqa: E402
 
 from keras_simplicial.agents.model.architecture import build_agent_model  # noqa: E402
 from keras_simplicial.agents.model.model_parts import model_part  # noqa: E402
-from keras_simplicial.agents.training.diagnostics import (  # noqa: E402
+from keras_simplicial.agents.training.attention_health import (  # noqa: E402
     AttentionHealth,
     score_statistics,
 )

@@ -36,14 +36,14 @@ TINY = TINY_RUN
 def trained_run(tmp_path_factory):
     """A Keras-engine run with one checkpoint (the best), untrained (its weights are the
     model's first ones), named as at iteration 7 with its row in metrics.csv."""
-    from keras_simplicial.agents.training.keras_engine import KerasEngineTrainer, KerasIMPALA
+    from keras_simplicial.agents.training.keras_engine.impala import KerasIMPALA
 
     arguments = RunArguments.from_preset("easy", "simplicial", engine="keras", seed=2, **TINY)
     engine = KerasIMPALA(arguments)
     run = RunDirectory(tmp_path_factory.mktemp("runs") / "run").create()
     arguments.write(run.run_file)
     run.metrics_file.write_text("training_iteration,timesteps\n6,480\n7,560\n")
-    checkpoint = run.save_checkpoint(KerasEngineTrainer(engine), 7, win_rate=0.5)
+    checkpoint = run.save_checkpoint(engine, 7, win_rate=0.5)
     return run, checkpoint, arguments, 560
 
 

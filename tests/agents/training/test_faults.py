@@ -90,8 +90,12 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     import ray
 
     from keras_simplicial.agents.training.checkpoints import load_policy
+    from keras_simplicial.agents.training.rllib.trainer import (
+        build_algorithm,
+        environment_steps,
+        start_ray,
+    )
     from keras_simplicial.agents.training.run_arguments import RunArguments
-    from keras_simplicial.agents.training.train import build_algorithm, environment_steps, start_ray
 
     saved_weights = load_policy(checkpoint).get_weights()  # (re-registers the agent models)
     start_ray(num_env_runners=1)
@@ -137,8 +141,12 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
 def test_a_killed_rollout_worker_is_replaced_and_training_goes_on():
     import ray
 
+    from keras_simplicial.agents.training.rllib.trainer import (
+        build_algorithm,
+        environment_steps,
+        start_ray,
+    )
     from keras_simplicial.agents.training.run_arguments import RunArguments
-    from keras_simplicial.agents.training.train import build_algorithm, environment_steps, start_ray
 
     arguments = RunArguments(
         env="BridgeBoxWorld-v0",

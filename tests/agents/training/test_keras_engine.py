@@ -12,12 +12,8 @@ import numpy as np
 import pytest
 from fresh_process import TINY_RUN, run_cli, run_python, tiny_train_command
 
-from keras_simplicial.agents.training.engines import (
-    ENGINES,
-    EngineUnavailable,
-    engine_named,
-    engine_of_checkpoint,
-)
+from keras_simplicial.agents.training.engine_record import EngineUnavailable
+from keras_simplicial.agents.training.engines import ENGINES, engine_named, engine_of_checkpoint
 from keras_simplicial.agents.training.run_arguments import RunArguments
 from keras_simplicial.agents.training.run_directory import RunDirectory
 
@@ -123,7 +119,7 @@ def test_the_loss_is_the_old_stacks_on_one_batch():
 
 
 def test_the_schedule_is_piecewise_linear_and_held_past_its_ends():
-    from keras_simplicial.agents.training.keras_engine import scheduled
+    from keras_simplicial.agents.training.keras_engine.settings import scheduled
 
     schedule = [[0, 5e-4], [600_000, 5e-5]]
     assert scheduled(schedule, 0) == 5e-4 and scheduled(schedule, 10**9) == 5e-5
@@ -132,7 +128,7 @@ def test_the_schedule_is_piecewise_linear_and_held_past_its_ends():
 
 
 def test_the_settings_are_the_presets_and_refuse_what_the_engine_does_not_read():
-    from keras_simplicial.agents.training.keras_engine import engine_settings
+    from keras_simplicial.agents.training.keras_engine.settings import engine_settings
 
     easy = engine_settings(RunArguments.from_preset("easy", "relational", engine="keras"))
     assert easy["num_epochs"] == 2 and easy["lr_schedule"] == [[0, 5e-4], [600_000, 5e-5]]
@@ -155,20 +151,18 @@ def test_the_engine_trains_saves_and_resumes_where_it_stopped(tmp_path):
         verify_checkpoint,
     )
     from keras_simplicial.agents.training.checkpoints import load_policy, saved_keras_weights
-    from keras_simplicial.agents.training.keras_engine import (
-        KerasEngineTrainer,
-        KerasIMPALA,
-    )
+    from keras_simplicial.agents.training.keras_engine.impala import KerasIMPALA
     from keras_simplicial.agents.training.metric_rows import metrics_row
 
     arguments = RunArguments.from_preset("easy", "relational", engine="keras", seed=3, **TINY)
     engine = KerasIMPALA(arguments)
     for _ in range(3):
-        result = engine.train()
+        iteration = engine.train()
     assert engine.iteration == 3 and engine.timesteps == 3 * 80 and engine.updates == 3 * 2 * 2
-    row = metrics_row(result, started_at=0.0)
-    learner = result["info"]["learner"]["default_policy"]
-    assert learner["learner_stats"]["cur_lr"] < 5e-4  # the preset's schedule, annealing
+    assert (iteration.number, iteration.timesteps) == (3, 240)
+    assert iteration.timings["act_s"] > 0 and iteration.timings["learn_s"] > 0
+    row = metrics_row(iteration, started_at=0.0)
+    assert iteration.learner["lr"] < 5e-4  # the preset's schedule, annealing
     assert row["timesteps"] == 240 and row["grad_gnorm"] > 0
     assert row["policy_loss"] != "" and row["vf_explained_var"] != ""
     assert {name for name in row if name.startswith("grad_norm/")} == {
@@ -180,7 +174,7 @@ def test_the_engine_trains_saves_and_resumes_where_it_stopped(tmp_path):
 
     run = RunDirectory(tmp_path / "run").create()
     arguments.write(run.run_file)
-    checkpoint = run.save_checkpoint(KerasEngineTrainer(engine), engine.iteration)
+    checkpoint = run.save_checkpoint(engine, engine.iteration)
     assert engine_of_checkpoint(checkpoint) is ENGINES["keras"]
     verify_checkpoint(checkpoint)  # written with its manifest
     assert sum(f.stat().st_size for f in checkpoint.iterdir()) < 16 * 2**20
@@ -208,11 +202,11 @@ def test_the_engine_trains_saves_and_resumes_where_it_stopped(tmp_path):
         verify_checkpoint(checkpoint)
     other = dataclasses.replace(arguments, agent="simplicial")
     with pytest.raises(ValueError, match="another agent or board"):
-        KerasIMPALA(other).restore(run.save_checkpoint(KerasEngineTrainer(engine), 9))
+        KerasIMPALA(other).restore(run.save_checkpoint(engine, 9))
 
 
 def test_masked_moves_are_masked_in_acting_and_in_the_loss():
-    from keras_simplicial.agents.training.keras_engine import KerasIMPALA
+    from keras_simplicial.agents.training.keras_engine.impala import KerasIMPALA
 
     arguments = RunArguments.from_preset(
         "bridge-small", "relational", engine="keras", seed=0, mask_blocked_moves=True, **TINY
@@ -274,7 +268,7 @@ def test_the_worked_example_of_a_new_run_argument_covers_every_engine():
     example = text[text.index("## A new run argument") :]
     example = example[: example.index("\n## ")]
     for engine in ENGINES.values():
-        builder = engine.configure.rpartition(":")[2]
+        builder = engine.configure.__name__
         assert f"`{engine.name}`, `{builder}`" in example, engine.name
 
 
@@ -310,7 +304,7 @@ def test_a_run_trained_on_tensorflow_resumes_on_jax_without_tensorflow_or_ray(tm
 
 
 def test_a_run_trained_on_torch_without_tensorflow_or_ray_resumes_on_tensorflow(tmp_path):
-    from keras_simplicial.agents.training.keras_engine import read_engine_state
+    from keras_simplicial.agents.training.keras_engine.checkpoint import read_engine_state
     from keras_simplicial.agents.training.train import train
 
     train_command = tiny_train_command(
@@ -342,7 +336,7 @@ import json, sys
 from pathlib import Path
 import keras
 import numpy as np
-from keras_simplicial.agents.training.keras_engine import KerasIMPALA
+from keras_simplicial.agents.training.keras_engine.impala import KerasIMPALA
 from keras_simplicial.agents.training.run_arguments import RunArguments
 assert keras.backend.backend() == "torch"
 folder = Path(sys.argv[1])
@@ -356,7 +350,7 @@ np.savez(folder / "updated.npz", *engine.model.get_weights())
 
 
 def test_the_torch_learner_step_is_the_tensorflow_one_on_the_same_weights_and_batch(tmp_path):
-    from keras_simplicial.agents.training.keras_engine import KerasIMPALA
+    from keras_simplicial.agents.training.keras_engine.impala import KerasIMPALA
     from keras_simplicial.agents.training.presets import CLIP_EACH_VARIABLE
 
     # Masked moves and a global norm clipped at 1 (the gradient's is about 10): every branch of

@@ -31,7 +31,7 @@ def test_the_stack_is_a_run_argument_and_the_old_one_stays_the_default(tmp_path)
 
 
 def test_the_recipe_carries_over_in_the_new_stacks_names():
-    from keras_simplicial.agents.training.impala_torch import new_stack_settings
+    from keras_simplicial.agents.training.rllib.impala_torch import new_stack_settings
 
     settings = new_stack_settings(
         {
@@ -48,7 +48,7 @@ def test_the_recipe_carries_over_in_the_new_stacks_names():
 
 
 def test_the_episode_window_averages_each_metric_over_the_episodes_that_have_it():
-    from keras_simplicial.agents.training.impala_torch import EpisodeWindow
+    from keras_simplicial.agents.training.rllib.impala_torch import EpisodeWindow
 
     window = EpisodeWindow(3)
     window.add({"win": 1.0, "win/type_1_0_0": 1.0})
@@ -78,7 +78,7 @@ def test_the_new_stacks_win_rate_spans_iterations_as_the_old_stacks_does():
     keep the last 200 episodes across reports, as the old stack's custom metrics do."""
     from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
 
-    from keras_simplicial.agents.training.impala_torch import (
+    from keras_simplicial.agents.training.rllib.impala_torch import (
         CUSTOM_METRICS,
         EpisodeOutcomeCallbacks,
     )
@@ -101,8 +101,8 @@ def test_the_new_stacks_win_rate_spans_iterations_as_the_old_stacks_does():
 
 
 def test_each_builder_refuses_the_other_stack_by_name():
-    from keras_simplicial.agents.training.impala import impala_config
-    from keras_simplicial.agents.training.impala_torch import torch_impala_config
+    from keras_simplicial.agents.training.rllib.impala import impala_config
+    from keras_simplicial.agents.training.rllib.impala_torch import torch_impala_config
 
     with pytest.raises(ValueError, match=r"engine \(--engine\) is 'rllib-new'"):
         impala_config(api_stack="new")
@@ -132,7 +132,7 @@ def test_rmsprop_is_tensorflows_with_epsilon_inside_the_root():
     import tensorflow as tf
     import torch
 
-    from keras_simplicial.agents.training.torch_learner import RMSPropRootEpsilon
+    from keras_simplicial.agents.training.rllib.torch_learner import RMSPropRootEpsilon
 
     rng = np.random.default_rng(0)
     start = rng.normal(size=(3, 4)).astype(np.float32)
@@ -210,7 +210,7 @@ def vtrace_targets_of_one_unfinished_chunk(learner_class):
 def test_vtrace_bootstraps_an_unfinished_chunk_from_the_value_after_it():
     from ray.rllib.algorithms.impala.torch.impala_torch_learner import IMPALATorchLearner
 
-    from keras_simplicial.agents.training.torch_learner import KerasAgentIMPALALearner
+    from keras_simplicial.agents.training.rllib.torch_learner import KerasAgentIMPALALearner
 
     # RLlib 2.60 as it comes: the appended step's TD error -V takes the bootstrap back out of
     # every target of the chunk; a Ray release that mends this fails here (then drop the mending).
@@ -272,7 +272,9 @@ def test_a_new_stack_run_trains_resumes_and_evaluates_from_the_command_line(tmp_
 KILL_AN_ENV_RUNNER = r"""
 import os, signal, time
 from keras_simplicial.agents.training.run_arguments import RunArguments
-from keras_simplicial.agents.training.train import build_algorithm, environment_steps, start_ray
+from keras_simplicial.agents.training.rllib.trainer import (
+    build_algorithm, environment_steps, start_ray,
+)
 import ray
 
 arguments = RunArguments.from_preset(

@@ -77,7 +77,7 @@ def test_masking_blocked_moves_is_a_run_argument_of_the_batched_old_stack(tmp_pa
     ):
         RunArguments(mask_blocked_moves=1)
     for other in ({"engine": "rllib-new"}, {"sampler": "rllib"}):
-        with pytest.raises(ValueError, match="needs the engine 'rllib-old' or 'keras'"):
+        with pytest.raises(ValueError, match=r"needs an engine of \['rllib-old', 'keras'\]"):
             RunArguments(mask_blocked_moves=True, **other)
     assert RunArguments(mask_blocked_moves=True, engine="keras").mask_blocked_moves
 

@@ -8,13 +8,15 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from keras_simplicial.agents.training.impala import impala_config  # noqa: E402
+from keras_simplicial.agents.training.metric_rows import metrics_row  # noqa: E402
 from keras_simplicial.agents.training.presets import (  # noqa: E402
     PAPER_IMPALA_HYPERPARAMETERS,
     PRESETS,
 )
+from keras_simplicial.agents.training.rllib.impala import impala_config  # noqa: E402
+from keras_simplicial.agents.training.rllib.results import old_stack_iteration  # noqa: E402
+from keras_simplicial.agents.training.rllib.trainer import start_ray  # noqa: E402
 from keras_simplicial.agents.training.run_arguments import CLIP_EACH_VARIABLE  # noqa: E402
-from keras_simplicial.agents.training.train import metrics_row, start_ray  # noqa: E402
 
 # Small batches so that an iteration takes a second or two on 2 cores.
 QUICK = {"train_batch_size": 160, "min_time_s_per_iteration": 1}
@@ -157,7 +159,7 @@ def test_a_presets_schedule_stretched_over_another_run_length():
 @pytest.mark.parametrize("num_epochs", [1, 2])
 def test_lr_schedule_counts_environment_steps(num_epochs):
     """RLlib counts steps trained (each pass of `num_epochs`); the schedule reads env steps."""
-    from keras_simplicial.agents.training.diagnostics import DiagnosticImpalaTF2Policy
+    from keras_simplicial.agents.training.rllib.diagnostic_policy import DiagnosticImpalaTF2Policy
     from keras_simplicial.envs.single_env import BoxWorldEnv
 
     schedule = [[0, 1e-3], [1000, 1e-4]]
@@ -190,7 +192,7 @@ def test_a_few_iterations_train_with_finite_losses_and_sync_weights(ray_session,
         rows = []
         for _ in range(30):
             result = algorithm.train()
-            rows.append(metrics_row(result, 0.0))
+            rows.append(metrics_row(old_stack_iteration(result), 0.0))
             trained_steps = int(
                 result.get("num_env_steps_trained_lifetime")
                 or result["info"].get("num_env_steps_trained")
@@ -282,7 +284,7 @@ def test_gradient_clipping_the_global_norm_by_default_or_each_tensor(ray_session
         variables = len(algorithm.get_policy().model.trainable_variables())
         norms = []
         for _ in range(30):
-            norm = metrics_row(algorithm.train(), 0.0).get("grad_gnorm", "")
+            norm = metrics_row(old_stack_iteration(algorithm.train()), 0.0).get("grad_gnorm", "")
             if norm != "":
                 norms.append(float(norm))
             if len(norms) >= 2:

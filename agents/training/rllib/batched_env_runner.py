@@ -46,7 +46,7 @@ from ray.rllib.policy.sample_batch import DEFAULT_POLICY_ID, SampleBatch
 from keras_simplicial.agents.model.rllib_model import ALLOWED_MOVES
 from keras_simplicial.agents.rollout import mask_logits, sample_actions
 from keras_simplicial.agents.training.board_episodes import BoardEpisodes
-from keras_simplicial.agents.training.rllib_envs import BoxWorldRLlibVectorEnv
+from keras_simplicial.agents.training.rllib.envs import BoxWorldRLlibVectorEnv
 
 # Seeds of board i of env runner w: RLlib's per-env rule (`worker * 1000 + vector_index + seed`),
 # so that both paths start from the same puzzles.

@@ -1,12 +1,8 @@
-"""Why a run learns or stalls, per training iteration: gradients per part and attention health.
-
-Two sources, both written into each metrics row (CSV and TensorBoard) by `train`:
-
-- `DiagnosticImpalaTF2Policy`: RLlib's IMPALA policy plus the norm of the (clipped) gradient of
-  each part of the agent (`grad_norm/<part>`, `model_parts.MODEL_PARTS`), so one sees whether the
-  2-simplicial query and key projections (which route the attention) get any gradient at all.
-- `AttentionHealth` (module `attention_health`, which needs no TensorFlow; imported here too):
-  the entropy and saturation of the attention scores on a fixed probe batch.
+"""`DiagnosticImpalaTF2Policy`: RLlib's IMPALA TF2 policy (the old API stack) plus the norm of the
+(clipped) gradient of each part of the agent (`grad_norm/<part>`, `model_parts.MODEL_PARTS`), so
+one sees whether the 2-simplicial query and key projections (which route the attention) get any
+gradient at all; its optimizer state survives a restore and its schedules count environment
+steps. The attention statistics of every metrics row are `attention_health.AttentionHealth`'s.
 """
 
 import numpy as np
@@ -14,11 +10,6 @@ import tensorflow as tf
 from ray.rllib.algorithms.impala.impala_tf_policy import ImpalaTF2Policy
 
 from keras_simplicial.agents.model.model_parts import model_part
-from keras_simplicial.agents.training.attention_health import (  # noqa: F401  (imported from here)
-    SATURATION_THRESHOLD,
-    AttentionHealth,
-    score_statistics,
-)
 
 
 class DiagnosticImpalaTF2Policy(ImpalaTF2Policy):

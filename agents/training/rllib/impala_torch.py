@@ -52,12 +52,12 @@ from keras_simplicial.agents.training.presets import (  # noqa: E402
     CONFIG_RANGES,
     PAPER_IMPALA_HYPERPARAMETERS,
 )
-from keras_simplicial.agents.training.rllib_envs import validate_env_config  # noqa: E402
+from keras_simplicial.agents.training.rllib.envs import validate_env_config  # noqa: E402
+from keras_simplicial.agents.training.rllib.torch_learner import KerasAgentIMPALALearner  # noqa: E402
 from keras_simplicial.agents.training.run_arguments import (  # noqa: E402
     RunArguments,
     with_engine_of_api_stack,
 )
-from keras_simplicial.agents.training.torch_learner import KerasAgentIMPALALearner  # noqa: E402
 from keras_simplicial.envs import ENV_IDS, OUTCOMES  # noqa: E402
 
 # How each `--sampler` gives an env runner its boards (gymnasium's vectorization modes).

@@ -1,24 +1,14 @@
 """`WinRateCallbacks`: the episode metrics of `metric_rows` (win, per puzzle type, why it ended)
-reported through RLlib's custom metrics by RLlib's own sampler.
+reported through RLlib's custom metrics by RLlib's own sampler (the old API stack).
 
-Every name of `metric_rows` imports from here too. `WinRateCallbacks` stays under this module's
-name: every old-stack checkpoint pickles it so.
+Every old-stack checkpoint pickles `WinRateCallbacks` under its module's name
+(`keras_simplicial.agents.MOVED_MODULES` keeps the earlier names importable).
 """
 
 import tensorflow  # noqa: F401  (before RLlib: see agents/__init__.py)
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
-from keras_simplicial.agents.training.metric_rows import (  # noqa: F401  (imported from here)
-    ENDED_METRIC_PREFIX,
-    TYPE_METRIC_PREFIX,
-    WIN_METRIC,
-    ended_by_from_result,
-    episode_metrics,
-    metrics_row,
-    parse_puzzle_type_key,
-    puzzle_type_key,
-    win_rates_from_result,
-)
+from keras_simplicial.agents.training.metric_rows import episode_metrics
 
 
 class WinRateCallbacks(RLlibCallback):

@@ -26,13 +26,14 @@ from keras_simplicial.agents.model.rllib_model import (
 )
 from keras_simplicial.agents.ranges import check_ranges
 from keras_simplicial.agents.training.curve import SMOOTHING_EPISODES
-from keras_simplicial.agents.training.metrics import WinRateCallbacks
 from keras_simplicial.agents.training.presets import (  # noqa: F401  (CONFIG_RANGES: here too)
     CLIP_EACH_VARIABLE,
     CONFIG_RANGES,
     PAPER_IMPALA_HYPERPARAMETERS,
 )
-from keras_simplicial.agents.training.rllib_envs import register_envs, validate_env_config
+from keras_simplicial.agents.training.rllib import OLD_STACK_ENGINE
+from keras_simplicial.agents.training.rllib.callbacks import WinRateCallbacks
+from keras_simplicial.agents.training.rllib.envs import register_envs, validate_env_config
 from keras_simplicial.agents.training.run_arguments import RunArguments, with_engine_of_api_stack
 
 
@@ -106,7 +107,9 @@ class ResilientIMPALA(IMPALA):
     def get_default_policy_class(cls, config):
         """IMPALA's TF2 policy that also reports gradient norms per model part (tf2 only)."""
         if config.framework_str == "tf2":
-            from keras_simplicial.agents.training.diagnostics import DiagnosticImpalaTF2Policy
+            from keras_simplicial.agents.training.rllib.diagnostic_policy import (
+                DiagnosticImpalaTF2Policy,
+            )
 
             return DiagnosticImpalaTF2Policy
         return super().get_default_policy_class(config)
@@ -163,11 +166,11 @@ def impala_config(arguments=None, **fields):
         raise ValueError(f"arguments must be a RunArguments, got {arguments!r}.")
     elif fields:
         arguments = dataclasses.replace(arguments, **fields)
-    if arguments.engine != "rllib-old":
+    if arguments.engine != OLD_STACK_ENGINE.name:
         raise ValueError(
-            "impala_config builds IMPALA on RLlib's old API stack (the engine 'rllib-old'), but "
-            f"engine (--engine) is {arguments.engine!r}: its own config builder is "
-            f"engines.ENGINES[{arguments.engine!r}].build_config."
+            "impala_config builds IMPALA on RLlib's old API stack (the engine "
+            f"{OLD_STACK_ENGINE.name!r}), but engine (--engine) is {arguments.engine!r}: its own "
+            f"config builder is engines.ENGINES[{arguments.engine!r}].configure."
         )
     validate_env_config(arguments.env, arguments.env_config)
     agent_hyperparameters(arguments.agent, **arguments.architecture)  # bad overrides fail, named
@@ -210,7 +213,7 @@ def impala_config(arguments=None, **fields):
         .debugging(seed=arguments.seed, log_level="ERROR")
     )
     if arguments.sampler == "batched":
-        from keras_simplicial.agents.training.batched_env_runner import BatchedEnvRunner
+        from keras_simplicial.agents.training.rllib.batched_env_runner import BatchedEnvRunner
 
         config.env_runners(env_runner_cls=BatchedEnvRunner)
     apply_overrides(config, arguments.overrides)
