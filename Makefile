@@ -24,10 +24,19 @@ LEARNING_BUDGETS ?= 300000 500000
 
 install: $(STAMP)
 
+# Triton (the [triton] extra of setup.py, `fused="triton"`) goes into a folder of its own, off the
+# virtual environment's path: a process that imports TensorFlow and then Triton aborts (their
+# LLVM builds clash), so only the Triton kernels' test subprocesses put it on theirs
+# (tests/layers/triton_site.py). Linux x86-64 only, as Triton's wheels; elsewhere those tests skip.
+TRITON_SITE := $(VENV)/triton-site
+TRITON ?= triton>=3.6,<4
+
 $(STAMP): setup.py pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[agents,test,backends,docs]"
+	if [ "$$(uname -s)-$$(uname -m)" = "Linux-x86_64" ]; then \
+		$(PY) -m pip install --quiet --no-deps --upgrade --target $(TRITON_SITE) "$(TRITON)"; fi
 	touch $(STAMP)
 
 test: $(STAMP)

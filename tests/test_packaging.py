@@ -365,3 +365,13 @@ def test_a_module_no_extra_brings_is_raised_as_it_is():
 
     error = ModuleNotFoundError("No module named 'nowhere'", name="nowhere")
     assert missing_extra(error, "agents", "x") is error
+
+
+def test_make_installs_the_triton_of_the_triton_extra():
+    """`make install` puts Triton in a folder of its own (the Makefile's TRITON_SITE) at the
+    version range of setup.py's [triton] extra, one range in two files."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    setup = (ROOT / "setup.py").read_text(encoding="utf-8")
+    made = re.search(r"^TRITON \?= (.+)$", makefile, flags=re.M).group(1).strip()
+    extra = re.search(r'"triton": \["([^";]+);', setup).group(1).strip()
+    assert made == extra

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_layers_triton import interpreter_missing
+from triton_site import interpreter_missing, with_triton
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "fused_kernel_cost.py"
@@ -31,7 +31,7 @@ def test_the_counted_flops_are_the_valid_pairs_times_the_products():
 
 
 def run(*argv):
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", JAX_PLATFORMS="cpu")
+    env = with_triton(dict(os.environ, CUDA_VISIBLE_DEVICES="", JAX_PLATFORMS="cpu"))
     env.pop("TRITON_INTERPRET", None)
     return subprocess.run(
         [sys.executable, str(SCRIPT), *argv], env=env, capture_output=True, text=True, timeout=600

@@ -5,7 +5,6 @@ w1 != w2 and wider than the sequence, grouped key/value heads, the calls that fa
 training step. Run in a PyTorch subprocess, whatever the suite's backend
 (tests/layers/fused_checks.py)."""
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -13,23 +12,11 @@ import textwrap
 
 import keras
 import pytest
+from triton_site import interpreter_missing, with_triton
 
 from keras_simplicial import SimplicialAttention
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
-
-
-def interpreter_missing():
-    """Why Triton's interpreter cannot run here, or "" if it can."""
-    if importlib.util.find_spec("torch") is None:
-        return "PyTorch is not installed (the [backends] extra brings it)"
-    spec = importlib.util.find_spec("triton")
-    if spec is None:
-        return "Triton is not installed (the [triton] extra brings it on Linux x86-64)"
-    folders = spec.submodule_search_locations or []
-    if not any(os.path.exists(os.path.join(f, "runtime", "interpreter.py")) for f in folders):
-        return "Triton's interpreter (triton/runtime/interpreter.py) is missing"
-    return ""
 
 
 PRELUDE = textwrap.dedent(
@@ -75,7 +62,9 @@ def run_torch(script):
     reason = interpreter_missing()
     if reason:
         pytest.skip(reason)
-    env = dict(os.environ, KERAS_BACKEND="torch", TRITON_INTERPRET="1", CUDA_VISIBLE_DEVICES="")
+    env = with_triton(
+        dict(os.environ, KERAS_BACKEND="torch", TRITON_INTERPRET="1", CUDA_VISIBLE_DEVICES="")
+    )
     result = subprocess.run(
         [sys.executable, "-c", PRELUDE + script],
         env=env,
