@@ -26,7 +26,7 @@ from keras_simplicial.agents.model.rllib_model import (
 )
 from keras_simplicial.agents.ranges import check_ranges
 from keras_simplicial.agents.training.curve import SMOOTHING_EPISODES
-from keras_simplicial.agents.training.presets import (  # noqa: F401  (CONFIG_RANGES: here too)
+from keras_simplicial.agents.training.presets import (
     CLIP_EACH_VARIABLE,
     CONFIG_RANGES,
     PAPER_IMPALA_HYPERPARAMETERS,

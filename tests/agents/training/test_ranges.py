@@ -15,8 +15,11 @@ from keras_simplicial.agents.ranges import (
     Sequence,
     check_ranges,
 )
-from keras_simplicial.agents.training.presets import PAPER_IMPALA_HYPERPARAMETERS, PRESETS
-from keras_simplicial.agents.training.rllib.impala import CONFIG_RANGES
+from keras_simplicial.agents.training.presets import (
+    CONFIG_RANGES,
+    PAPER_IMPALA_HYPERPARAMETERS,
+    PRESETS,
+)
 
 
 @pytest.mark.parametrize(
