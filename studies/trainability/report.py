@@ -164,6 +164,7 @@ def diagnosis_lines():
 
 
 BRIDGE_SMALL = RESULTS / "bridge-small"
+CURVES = STUDY / "figures" / "bridge-small-curves.png"
 EVALUATIONS = ("best_greedy", "best_sampled", "final_greedy", "final_sampled")
 LEARNS = 0.9  # rl-plan.md: the best checkpoint's greedy win rate on 1,000 fresh episodes
 
@@ -196,6 +197,43 @@ def rl_runs(folder=BRIDGE_SMALL):
             }
         )
     return runs
+
+
+def draw_rl_curves(folder=BRIDGE_SMALL, path=CURVES):
+    """The training win rate against environment steps of every run of the RL campaign, one
+    panel per agent, one line per seed (path: figures/bridge-small-curves.png)."""
+    import csv
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, len(MODELS), figsize=(5.0 * len(MODELS), 3.4), squeeze=False)
+    for axis, agent in zip(axes.flat, MODELS):
+        for run_dir in sorted(Path(folder).glob(f"{agent}-seed*")):
+            metrics = run_dir / "metrics.csv"
+            if not metrics.exists():
+                continue
+            rows = [r for r in csv.DictReader(metrics.open(encoding="utf-8")) if r["win_rate"]]
+            seed = run_dir.name.rpartition("seed")[2]
+            axis.plot(
+                [int(r["timesteps"]) / 1e6 for r in rows],
+                [float(r["win_rate"]) for r in rows],
+                linewidth=1.0,
+                label=f"seed {seed}",
+            )
+        axis.axhline(LEARNS, color="#999999", linewidth=0.7, linestyle="--")
+        axis.set_ylim(0.0, 1.02)
+        axis.set_xlabel("environment steps (millions)")
+        axis.set_title(f"{agent} agent, bridge-small, the remedy", fontsize=9)
+        axis.grid(alpha=0.3)
+        axis.legend(loc="lower right", fontsize=7)
+    axes.flat[0].set_ylabel("training win rate")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=80, metadata={"Software": None})
+    plt.close(figure)
 
 
 def _evaluation_pair(evaluations, kind):
@@ -295,6 +333,8 @@ def page(records):
         "",
         *rl_lines(rl_runs()),
         "",
+        f"![Training win rate against steps, every run of both agents](figures/{CURVES.name})",
+        "",
     ]
     lines += [
         "## Which code made these results",
@@ -313,6 +353,7 @@ def page(records):
 
 
 def main():
+    draw_rl_curves()
     PAGE.write_text(page(load_records(RESULTS)), encoding="utf-8")
     print(f"wrote {PAGE}")
     return 0
