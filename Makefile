@@ -1,5 +1,6 @@
 # Each target creates .venv on first use and installs the package into it (editable, with the
-# [agents], [test], [backends] and [docs] extras: everything).
+# [agents], [test], [backends] and [docs] extras: everything, and Triton beside it: TRITON_SITE),
+# again when setup.py, pyproject.toml or this file changes.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -31,7 +32,7 @@ install: $(STAMP)
 TRITON_SITE := $(VENV)/triton-site
 TRITON ?= triton>=3.6,<4
 
-$(STAMP): setup.py pyproject.toml
+$(STAMP): setup.py pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[agents,test,backends,docs]"
