@@ -335,6 +335,9 @@ def page(records):
         "",
         f"![Training win rate against steps, every run of both agents](figures/{CURVES.name})",
         "",
+        "What follows on bridge-small's decision is written down before it runs: "
+        "[the bridge-medium pilot's plan](pilot-plan.md) (`run-bridge-medium-pilot.sh`).",
+        "",
     ]
     lines += [
         "## Which code made these results",
