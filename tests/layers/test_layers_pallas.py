@@ -6,22 +6,16 @@ that fall back, and a compiled training step. Run in a JAX subprocess, whatever 
 backend (tests/layers/fused_checks.py)."""
 
 import importlib.util
-import os
-import subprocess
-import sys
 import textwrap
 
 import keras
 import pytest
+from backend_process import run_on_backend
 
 from keras_simplicial import SimplicialAttention
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
-
 PRELUDE = textwrap.dedent(
-    f"""
-    import sys
-    sys.path.insert(0, {TESTS!r})
+    """
     import keras
     from fused_checks import check, check_fallbacks, check_training_step
     from keras_simplicial import _pallas
@@ -55,16 +49,7 @@ print("PALLAS_OK")
 def run_jax(script):
     if importlib.util.find_spec("jax") is None:
         pytest.skip("JAX is not installed (the [backends] extra brings it)")
-    env = dict(os.environ, KERAS_BACKEND="jax", CUDA_VISIBLE_DEVICES="", JAX_PLATFORMS="cpu")
-    result = subprocess.run(
-        [sys.executable, "-c", PRELUDE + script],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "PALLAS_OK" in result.stdout
+    run_on_backend("jax", PRELUDE + script, "PALLAS_OK", JAX_PLATFORMS="cpu")
 
 
 def test_pallas_kernels_match_the_keras_ops_path_on_a_tiny_case():

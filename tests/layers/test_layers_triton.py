@@ -6,23 +6,17 @@ training step. Run in a PyTorch subprocess, whatever the suite's backend
 (tests/layers/fused_checks.py)."""
 
 import os
-import subprocess
-import sys
 import textwrap
 
 import keras
 import pytest
+from backend_process import run_on_backend
 from triton_site import interpreter_missing, with_triton
 
 from keras_simplicial import SimplicialAttention
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
-
-
 PRELUDE = textwrap.dedent(
-    f"""
-    import sys
-    sys.path.insert(0, {TESTS!r})
+    """
     import keras
     from fused_checks import check, check_fallbacks, check_training_step
     assert keras.backend.backend() == "torch"
@@ -62,18 +56,8 @@ def run_torch(script):
     reason = interpreter_missing()
     if reason:
         pytest.skip(reason)
-    env = with_triton(
-        dict(os.environ, KERAS_BACKEND="torch", TRITON_INTERPRET="1", CUDA_VISIBLE_DEVICES="")
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", PRELUDE + script],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "TRITON_OK" in result.stdout
+    environment = with_triton(dict(os.environ, TRITON_INTERPRET="1"))
+    run_on_backend("torch", PRELUDE + script, "TRITON_OK", **environment)
 
 
 def test_triton_kernels_match_the_keras_ops_path_on_tiny_cases():
