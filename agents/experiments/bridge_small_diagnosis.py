@@ -234,8 +234,11 @@ def main(argv=None):
         parser.error(f"--boards must be >= 0, got {args.boards}")
     if args.late_from < 0:
         parser.error(f"--late-from must be >= 0 steps, got {args.late_from}")
-    diagnoses = [diagnose(run, args.boards, args.late_from) for run in args.runs]
     from keras_simplicial.agents.analysis.results import save_report
+    from keras_simplicial.agents.provenance import provenance
+
+    code = provenance()
+    diagnoses = [{**diagnose(run, args.boards, args.late_from), "code": code} for run in args.runs]
 
     text = markdown(diagnoses)
     save_report(text, diagnoses, args.markdown, args.json)
