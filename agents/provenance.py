@@ -132,7 +132,7 @@ def code_lines(records, root=None):
         return ["No result names a commit."]
     total = sum(check["runs"] for check in checks)
     lines = [
-        f"The {total} result files name {len(named)} commit(s), "
+        f"The {total} code records of the result files name {len(named)} commit(s), "
         f"{named[0]['commit'][:7]} ({named[0]['date'] or 'not in this history'}) to "
         f"{named[-1]['commit'][:7]} ({named[-1]['date'] or 'not in this history'}):",
         "",
@@ -149,7 +149,7 @@ def code_lines(records, root=None):
             state = "in this history; the recorded source hash is the commit's (its code, unedited)"
         else:
             state = "in this history; the recorded source hash differs (uncommitted edits)"
-        lines.append(f"- {commit}: {check['runs']} result(s), {state}.")
+        lines.append(f"- {commit}: {check['runs']} record(s), {state}.")
     return lines
 
 

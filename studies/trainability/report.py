@@ -278,7 +278,8 @@ def rl_lines(runs):
 
 def code_records(folder=RESULTS):
     """The `provenance()` record of every result file under `folder`: each supervised run's
-    run.json (one per process that trained it) and each RL run's machines.json (one per start)."""
+    run.json (one per process that trained it), each RL run's machines.json (one per start) and
+    each run's entry of a diagnosis.json."""
     found = []
     for path in sorted(Path(folder).rglob("run.json")):
         if "checkpoints" in path.parts or "checkpoint" in path.parts:
@@ -286,6 +287,9 @@ def code_records(folder=RESULTS):
         found += json.loads(path.read_text(encoding="utf-8")).get("provenance") or []
     for path in sorted(Path(folder).rglob("machines.json")):
         found += [entry["code"] for entry in json.loads(path.read_text(encoding="utf-8"))]
+    for path in sorted(Path(folder).rglob("diagnosis.json")):
+        entries = json.loads(path.read_text(encoding="utf-8"))
+        found += [entry["code"] for entry in entries if isinstance(entry, dict) and "code" in entry]
     return found
 
 
