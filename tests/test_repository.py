@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ("benchmarks/results/", "studies/")
 # The results' budget in the tree, in bytes.
-RESULTS_BUDGET = 60_000_000
+RESULTS_BUDGET = 62_000_000  # 60 MB until 2026-11-29; the trainability campaign's records
 # Campaigns under way whose resumable state (checkpoints, ignored by git) is committed so that a
 # later session resumes them; removed from here, and their checkpoints from the tree, when they end.
 UNDER_WAY = ("studies/trainability/results/bridge-small/",)  # rl-plan.md's campaign, seeds 2-8
