@@ -37,10 +37,9 @@ class Iteration:
             "win/type_a_b_c", "ended/<outcome>", "ended/<outcome>/type_a_b_c") averaged over
             the same episodes.
         learner: the learner's statistics averaged over the iteration's updates: the losses
-            (`metric_rows.LOSSES`),
-            "grad_gnorm" (the clipped gradient's global norm), "lr" (the learning rate of the
-            last update) and "grad_norm/<part>" per model part (`model_parts`); a statistic an
-            engine does not report is missing.
+            (`metric_rows.LOSSES`), "grad_gnorm" (the clipped gradient's global norm), "lr" (the
+            learning rate of the last update) and "grad_norm/<part>" per model part
+            (`model_parts`); a statistic an engine does not report is missing.
         timings: seconds spent in each phase of the iteration ("act_s", "learn_s"), where the
             engine knows them.
     """
