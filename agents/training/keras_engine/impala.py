@@ -267,7 +267,7 @@ class KerasIMPALA:
 
     def keras_model(self):
         """The agent model holding the learner's current weights."""
-        self.learner.state()
+        self.learner.sync_model()
         return self.model
 
     # -- checkpoints --------------------------------------------------------------------------

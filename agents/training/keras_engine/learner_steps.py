@@ -119,8 +119,14 @@ class LearnerStep(abc.ABC):
     def learn(self, batch, learning_rate, entropy_coeff):
         """One update on a time-major `batch`; returns its statistics as floats."""
 
+    def sync_model(self):
+        """Makes `model`'s variables hold the learner's current weights (a step that learns on
+        copies of them, as JAX's, writes them back); the optimizer's variables are left as
+        they are."""
+
     def state(self):
         """(model weights in `model.weights` order, optimizer variables), as numpy arrays."""
+        self.sync_model()
         return self.model.get_weights(), [np.asarray(v) for v in self.optimizer.variables]
 
     def set_state(self, weights, optimizer_variables):
@@ -243,11 +249,13 @@ class JaxLearnerStep(LearnerStep):
         self._trainable, self._non_trainable, self._optimizer_variables = state
         return {name: float(value) for name, value in stats.items()}
 
-    def state(self):
+    def sync_model(self):
         for variable, value in zip(self.model.trainable_variables, self._trainable):
             variable.assign(value)
         for variable, value in zip(self.model.non_trainable_variables, self._non_trainable):
             variable.assign(value)
+
+    def state(self):
         for variable, value in zip(self.optimizer.variables, self._optimizer_variables):
             variable.assign(value)
         return super().state()

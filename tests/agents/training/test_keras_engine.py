@@ -412,6 +412,31 @@ def test_the_greedy_checks_forward_on_jax_follows_the_weights_set():
     assert result.returncode == 0, result.stderr[-3000:]
 
 
+JAX_DIAGNOSTICS_READ_THE_LEARNT_WEIGHTS = """
+import keras
+import numpy as np
+from keras_simplicial.agents.training.keras_engine.impala import KerasIMPALA
+from keras_simplicial.agents.training.run_arguments import RunArguments
+assert keras.backend.backend() == "jax"
+arguments = RunArguments.from_preset("easy", "relational", engine="keras", seed=3, **%r)
+engine = KerasIMPALA(arguments)
+start = engine.model.get_weights()
+engine.train()
+learnt = engine.keras_model().get_weights()
+assert max(float(np.abs(a - b).max()) for a, b in zip(start, learnt)) > 1e-4
+weights, _ = engine.learner.state()
+for synced, saved in zip(learnt, weights, strict=True):
+    np.testing.assert_array_equal(synced, saved)
+"""
+
+
+def test_the_diagnostics_on_jax_read_the_weights_the_learner_holds():
+    # JAX's step learns on arrays of its own: the metrics' attention and trainability sites read
+    # the model, which must be given the learnt weights first.
+    result = run_python(JAX_DIAGNOSTICS_READ_THE_LEARNT_WEIGHTS % (TINY,), backend="jax")
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
 @pytest.mark.slow  # two fresh interpreters that load TensorFlow: about a minute on 2 cores
 def test_the_command_line_trains_on_tensorflow_and_resumes_on_jax(tmp_path):
     train = tiny_train_command(
