@@ -122,7 +122,8 @@ class LearnerStep(abc.ABC):
     def sync_model(self):
         """Makes `model`'s variables hold the learner's current weights (a step that learns on
         copies of them, as JAX's, writes them back); the optimizer's variables are left as
-        they are."""
+        they are. TensorFlow's and PyTorch's steps learn on the model's variables themselves."""
+        return None
 
     def state(self):
         """(model weights in `model.weights` order, optimizer variables), as numpy arrays."""
