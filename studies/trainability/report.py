@@ -1,6 +1,6 @@
 """The trainability study's page (studies/trainability/README.md), from its committed files: the
-screen's table (every candidate, both learning rates), plan.md's decision, the confirmation and the
-diagnosis.
+screen's table (every candidate, both learning rates), plan.md's decision, the confirmation, the
+diagnosis, the bridge-small campaign (rl-plan.md) and the bridge-medium pilot (pilot-plan.md).
 
     .venv/bin/python studies/trainability/report.py
 """
@@ -167,6 +167,12 @@ BRIDGE_SMALL = RESULTS / "bridge-small"
 CURVES = STUDY / "figures" / "bridge-small-curves.png"
 EVALUATIONS = ("best_greedy", "best_sampled", "final_greedy", "final_sampled")
 LEARNS = 0.9  # rl-plan.md: the best checkpoint's greedy win rate on 1,000 fresh episodes
+PILOT = RESULTS / "bridge-medium-pilot"
+PILOT_CURVES = STUDY / "figures" / "bridge-medium-pilot-curves.png"
+PILOT_STEPS = 20_000_000
+LENGTH_2 = "best_greedy_length2"  # run-bridge-medium-pilot.sh's evaluation of the best checkpoint
+GO = 0.9  # pilot-plan.md: greedy win rate of a best checkpoint on 1,000 length-2 episodes
+RECENT = 50  # iterations averaged for a training win rate per puzzle type
 
 
 def rl_runs(folder=BRIDGE_SMALL):
@@ -182,7 +188,7 @@ def rl_runs(folder=BRIDGE_SMALL):
         rows = list(csv.DictReader(metrics.open(encoding="utf-8"))) if metrics.exists() else []
         win = [(int(r["timesteps"]), float(r["win_rate"])) for r in rows if r.get("win_rate")]
         evaluations = {}
-        for name in EVALUATIONS:
+        for name in EVALUATIONS + (LENGTH_2,):
             path = run_dir / f"evaluation_{name}.json"
             if path.exists():
                 evaluations[name] = json.loads(path.read_text(encoding="utf-8"))["overall"]
@@ -194,9 +200,23 @@ def rl_runs(folder=BRIDGE_SMALL):
                 "last_win_rate": win[-1][1] if win else None,
                 "first_at_0.9": next((step for step, rate in win if rate >= 0.9), None),
                 "evaluations": {k: v["win_rate"] for k, v in evaluations.items()},
+                "recent_by_type": recent_win_rates(rows),
             }
         )
     return runs
+
+
+def recent_win_rates(rows, iterations=RECENT):
+    """{puzzle type "a_b_c": mean training win rate over the last `iterations` iterations that
+    played it}: one iteration plays only a few episodes of each type."""
+    types = sorted(name.partition("/")[2] for name in (rows[0] if rows else {}))
+    types = [name for name in types if name and f"win_rate/{name}" in rows[0]]
+    found = {}
+    for name in types:
+        values = [float(r[f"win_rate/{name}"]) for r in rows if r.get(f"win_rate/{name}")]
+        if values:
+            found[name] = statistics.fmean(values[-iterations:])
+    return found
 
 
 def draw_rl_curves(folder=BRIDGE_SMALL, path=CURVES):
@@ -276,6 +296,99 @@ def rl_lines(runs):
     return lines
 
 
+def _type_label(name):
+    return "(" + name.replace("_", ",") + ")"
+
+
+def draw_pilot_curves(folder=PILOT, path=PILOT_CURVES):
+    """The training win rate of each puzzle type against environment steps, one panel per pilot
+    run, each line the mean over `RECENT` iterations (path: figures/bridge-medium-pilot-curves.png);
+    nothing before the pilot's first run."""
+    import csv
+
+    run_dirs = [d for d in sorted(Path(folder).glob("*-seed*")) if (d / "metrics.csv").exists()]
+    if not run_dirs:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, len(run_dirs), figsize=(5.0 * len(run_dirs), 3.4), squeeze=False)
+    for axis, run_dir in zip(axes.flat, run_dirs):
+        rows = list(csv.DictReader((run_dir / "metrics.csv").open(encoding="utf-8")))
+        for name in recent_win_rates(rows):
+            column = f"win_rate/{name}"
+            points = [(int(r["timesteps"]), float(r[column])) for r in rows if r.get(column)]
+            steps = [step / 1e6 for step, _ in points]
+            rates = [rate for _, rate in points]
+            smooth = [
+                statistics.fmean(rates[max(0, i - RECENT + 1) : i + 1]) for i in range(len(rates))
+            ]
+            axis.plot(steps, smooth, linewidth=1.0, label=_type_label(name))
+        axis.axhline(GO, color="#999999", linewidth=0.7, linestyle="--")
+        axis.set_ylim(0.0, 1.02)
+        axis.set_xlim(0.0, PILOT_STEPS / 1e6)
+        axis.set_xlabel("environment steps (millions)")
+        axis.set_title(f"{run_dir.name}, bridge-medium, the remedy", fontsize=9)
+        axis.grid(alpha=0.3)
+        axis.legend(loc="lower right", fontsize=6, ncol=2)
+    axes.flat[0].set_ylabel(f"training win rate (mean of {RECENT} iterations)")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=80, metadata={"Software": None})
+    plt.close(figure)
+    return path
+
+
+def pilot_decision(runs):
+    """pilot-plan.md, section 5: "go" when a best checkpoint wins at least `GO` of the length-2
+    episodes greedily, "no-go" when both runs are evaluated and neither does, else None."""
+    rates = [r["evaluations"][LENGTH_2] for r in runs if LENGTH_2 in r["evaluations"]]
+    if any(rate >= GO for rate in rates):
+        return "go"
+    finished = {r["agent"] for r in runs if LENGTH_2 in r["evaluations"]}
+    return "no-go" if finished >= set(MODELS) else None
+
+
+def pilot_lines(runs):
+    if not runs:
+        return [
+            "Not started yet: it starts when the bridge-small campaign's seeds 6-8 have finished "
+            "(pilot-plan.md, section 6)."
+        ]
+    types = sorted({name for run in runs for name in run["recent_by_type"]})
+    lines = [
+        "| run | steps | "
+        + " | ".join(_type_label(name) for name in types)
+        + " | best: greedy, sampled | final: greedy, sampled | best, length 2, greedy |",
+        "|---|---|" + "---|" * len(types) + "---|---|---|",
+    ]
+    for run in sorted(runs, key=lambda r: MODELS.index(r["agent"]) if r["agent"] in MODELS else 9):
+        e = run["evaluations"]
+        by_type = run["recent_by_type"]
+        length_2 = f"{e[LENGTH_2]:.3f}" if LENGTH_2 in e else "-"
+        lines.append(
+            f"| {run['agent']} seed {run['seed']} | {run['steps']:,} of {PILOT_STEPS:,} | "
+            + " | ".join(f"{by_type[n]:.2f}" if n in by_type else "-" for n in types)
+            + f" | {_evaluation_pair(e, 'best')} | {_evaluation_pair(e, 'final')} | {length_2} |"
+        )
+    decision = pilot_decision(runs)
+    lines += [
+        "",
+        f"The puzzle types' columns: the training win rate, the mean of the last {RECENT} "
+        "iterations that played the type.",
+        "",
+        "**Decision**: "
+        + {
+            "go": "go: a best checkpoint wins at least 0.9 of the length-2 episodes greedily.",
+            "no-go": "no-go: neither best checkpoint wins 0.9 of the length-2 episodes greedily.",
+            None: "open: not every run has finished and been evaluated on length 2.",
+        }[decision],
+    ]
+    return lines
+
+
 def code_records(folder=RESULTS):
     """The `provenance()` record of every result file under `folder`: each supervised run's
     run.json (one per process that trained it), each RL run's machines.json (one per start) and
@@ -339,10 +452,23 @@ def page(records):
         "",
         f"![Training win rate against steps, every run of both agents](figures/{CURVES.name})",
         "",
-        "What follows on bridge-small's decision is written down before it runs: "
-        "[the bridge-medium pilot's plan](pilot-plan.md) (`run-bridge-medium-pilot.sh`).",
+        "## In reinforcement learning: the bridge-medium pilot",
+        "",
+        "By [the pilot's plan](pilot-plan.md) (written before its runs; section 6 says why it "
+        "runs though bridge-small did not hold): bridge-medium at its default preset on the "
+        "Keras engine, the same remedy for both agents, seed 1 each, 20,000,000 steps "
+        "(`run-bridge-medium-pilot.sh`); go when a best checkpoint wins at least 0.9 of 1,000 "
+        "length-2 episodes greedily.",
+        "",
+        *pilot_lines(rl_runs(PILOT)),
         "",
     ]
+    if PILOT_CURVES.exists():
+        lines += [
+            f"![Training win rate of each puzzle type, every pilot run](figures/"
+            f"{PILOT_CURVES.name})",
+            "",
+        ]
     lines += [
         "## Which code made these results",
         "",
@@ -361,6 +487,7 @@ def page(records):
 
 def main():
     draw_rl_curves()
+    draw_pilot_curves()
     PAGE.write_text(page(load_records(RESULTS)), encoding="utf-8")
     print(f"wrote {PAGE}")
     return 0
