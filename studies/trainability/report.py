@@ -3,6 +3,7 @@ screen's table (every candidate, both learning rates), plan.md's decision, the c
 diagnosis, the bridge-small campaign (rl-plan.md) and the bridge-medium pilot (pilot-plan.md).
 
     .venv/bin/python studies/trainability/report.py
+    .venv/bin/python studies/trainability/report.py --pilot-decision  # go, no-go or open
 """
 
 import json
@@ -462,6 +463,10 @@ def page(records):
         "",
         *pilot_lines(rl_runs(PILOT)),
         "",
+        "On go, the paper's comparison runs by [its plan](comparison-plan.md), written before "
+        "the pilot's first run (`run-bridge-medium-comparison.sh`, which refuses any other "
+        "decision).",
+        "",
     ]
     if PILOT_CURVES.exists():
         lines += [
@@ -485,7 +490,18 @@ def page(records):
     return "\n".join(lines)
 
 
-def main():
+def main(argv=None):
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--pilot-decision",
+        action="store_true",
+        help="print the bridge-medium pilot's decision (go, no-go or open) and write nothing",
+    )
+    if parser.parse_args(argv).pilot_decision:
+        print(pilot_decision(rl_runs(PILOT)) or "open")
+        return 0
     draw_rl_curves()
     draw_pilot_curves()
     PAGE.write_text(page(load_records(RESULTS)), encoding="utf-8")

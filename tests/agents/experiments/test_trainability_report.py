@@ -50,3 +50,13 @@ def test_the_pilot_table_reads_a_runs_puzzle_types_and_its_length_2_evaluation(r
     assert lines[2].endswith("| 0.862, 0.941 | 0.853, 0.901 | 0.500 |")
     assert lines[-1].startswith("**Decision**: open")
     assert report.draw_pilot_curves(tmp_path, tmp_path / "curves.png").stat().st_size > 0
+
+
+def test_the_comparison_script_asks_the_page_for_the_pilots_decision(
+    report, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(report, "PILOT", tmp_path)
+    assert report.main(["--pilot-decision"]) == 0
+    assert capsys.readouterr().out == "open\n"
+    script = (REPORT.parent / "run-bridge-medium-comparison.sh").read_text()
+    assert "report.py --pilot-decision" in script and '"$decision" != go' in script
