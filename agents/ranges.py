@@ -89,6 +89,17 @@ class OneOf:
 
 
 @dataclasses.dataclass(frozen=True)
+class Text:
+    """A non-empty string (a path, a name)."""
+
+    def accepts(self, value):
+        return isinstance(value, str) and value.strip() != ""
+
+    def describe(self):
+        return "a non-empty string"
+
+
+@dataclasses.dataclass(frozen=True)
 class JsonObject:
     """A JSON object: a dict with string keys."""
 

@@ -11,7 +11,7 @@ import json
 from typing import Callable
 
 from keras_simplicial.agents.model.model_config import MODEL_CONFIGS, named_model_config
-from keras_simplicial.agents.ranges import Boolean, Integer, JsonObject, OneOf, OrNone
+from keras_simplicial.agents.ranges import Boolean, Integer, JsonObject, OneOf, OrNone, Text
 from keras_simplicial.agents.training.presets import PRESETS
 from keras_simplicial.agents.training.run_arguments import (
     AGENTS,
@@ -83,6 +83,17 @@ def json_object(argument):
     return parse
 
 
+def text(flag):
+    """An argparse type: a non-empty string (`ranges.Text`), e.g. a path."""
+
+    def parse(value):
+        if not Text().accepts(value):
+            raise argparse.ArgumentTypeError(f"{flag} expects a non-empty string, got {value!r}")
+        return value
+
+    return parse
+
+
 def integer(low=None):
     """An argparse type: an integer >= `low` (None: any); `1e6` reads as 1000000."""
 
@@ -117,6 +128,8 @@ def _value_options(rule, flag):
         return {"type": integer(rule.low)}
     if isinstance(rule, Boolean):
         return {"action": argparse.BooleanOptionalAction}
+    if isinstance(rule, Text):
+        return {"type": text(flag)}
     raise TypeError(f"no command-line reading of {rule!r} ({flag}): add one here")
 
 

@@ -47,6 +47,8 @@ class Engine:
         load_policy: `(checkpoint) -> policy` where its checkpoints restore as a policy object
             of their own (the old stack's RLlib TF2 `Policy`), None where they hold Keras
             weights only (`checkpoints.SavedKerasPolicy` plays those).
+        starts_from_policy: whether a new run can start from a saved policy's weights
+            (`--init-policy`).
     """
 
     name: str
@@ -61,6 +63,7 @@ class Engine:
     api_stack: Optional[str] = None
     masks_blocked_moves: bool = False
     load_policy: Optional[Callable] = None
+    starts_from_policy: bool = False
 
     def process_backend(self):
         """The Keras backend a process training with this engine runs."""

@@ -38,7 +38,7 @@ from typing import Optional
 
 from keras_simplicial.agents.atomic_files import atomic_write_text
 from keras_simplicial.agents.model.model_config import split_model_config
-from keras_simplicial.agents.ranges import Boolean, Integer, JsonObject, OneOf, OrNone
+from keras_simplicial.agents.ranges import Boolean, Integer, JsonObject, OneOf, OrNone, Text
 from keras_simplicial.agents.training.engines import API_STACK_ENGINES, ENGINE_NAMES, ENGINES
 from keras_simplicial.agents.training.presets import (
     CLIP_EACH_VARIABLE,
@@ -66,6 +66,7 @@ EARLIER_RUN_DEFAULTS = {
     "sampler": "rllib",  # runs written before the batched sampler existed used RLlib's
     "engine": "rllib-old",  # runs written before the engines existed trained on RLlib's old stack
     "mask_blocked_moves": False,  # runs written before it could mask played every move
+    "init_policy": None,  # runs written before it started from random weights
 }
 # IMPALA settings that the overrides of run.json files written by earlier versions lack, and the
 # value those runs trained with.
@@ -144,6 +145,11 @@ class RunArguments:
         mask_blocked_moves: the policy chooses among the moves the board lets through only
             (`BoxWorldCore.allowed_moves`), in training and in play: a change to the paper's
             agent, whose policy also pushes against walls and closed locks.
+        init_policy: a saved policy whose weights a new run starts from instead of a random
+            initialisation (anything `evaluate` plays: a checkpoint, a run directory, an
+            exported policy, a supervised run's policy.keras), of the same agent and
+            architecture; None starts from random weights. A resumed run restores its own
+            checkpoint and does not read it again.
     """
 
     env: str = run_argument(
@@ -230,6 +236,15 @@ class RunArguments:
         "of the policy, in training and in play: a change to the paper's agent (old API stack, "
         "batched sampler; the rllib-old or keras engine)",
     )
+    init_policy: Optional[str] = run_argument(
+        None,
+        flags=("--init-policy",),
+        rule=OrNone(Text()),
+        help="start from the weights of this saved policy instead of random ones: a checkpoint, "
+        "a run directory, an exported policy or a supervised run's policy.keras (e.g. "
+        "OUT/best of keras-simplicial dagger), of the same agent and --model-config; the "
+        "optimizer starts new (the keras engine)",
+    )
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -251,6 +266,12 @@ class RunArguments:
                 f"mask_blocked_moves (--mask-blocked-moves) needs an engine of {masking} and the "
                 "sampler 'batched' (the sampler that gives the policy each board's allowed "
                 f"moves), got engine {self.engine!r} and sampler {self.sampler!r}."
+            )
+        if self.init_policy is not None and not ENGINES[self.engine].starts_from_policy:
+            starting = [name for name, engine in ENGINES.items() if engine.starts_from_policy]
+            raise ValueError(
+                f"init_policy (--init-policy) needs an engine of {starting}, got engine "
+                f"{self.engine!r}."
             )
         object.__setattr__(self, "overrides", {**NEW_RUN_OVERRIDES, **self.overrides})
         architecture, jit_compile = split_model_config(self.model_overrides)

@@ -140,7 +140,12 @@ def train(
     if not resume:
         arguments.write(run.run_file)
 
-    trainer = engine.open(arguments, config, checkpoint, address)
+    try:
+        trainer = engine.open(arguments, config, checkpoint, address)
+    except BaseException:
+        if not resume:  # a run that never started leaves no run.json to --resume from
+            run.run_file.unlink(missing_ok=True)
+        raise
     run.record_machine(trainer.iteration)
     if checkpoint is not None:
         run.truncate_metrics(trainer.iteration)
@@ -149,6 +154,8 @@ def train(
             f"{trainer.environment_steps():,} environment steps).",
             flush=True,
         )
+    elif arguments.init_policy is not None:
+        print(f"Started from the weights of {arguments.init_policy}.", flush=True)
     print(trainer.layout(), flush=True)
 
     checkpoints = CheckpointKeeper(

@@ -45,4 +45,5 @@ KERAS_ENGINE = Engine(
     checkpoint_marker="keras_engine.json",
     saved_weights=saved_weights,
     masks_blocked_moves=True,
+    starts_from_policy=True,
 )

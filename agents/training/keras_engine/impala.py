@@ -36,6 +36,7 @@ boards start new episodes.
 """
 
 import collections
+import json
 import time
 
 import numpy as np
@@ -287,6 +288,46 @@ class KerasIMPALA:
         }
         return write_checkpoint(path, weights, optimizer_variables, state)
 
+    def start_from_policy(self, path):
+        """Sets the model's weights to those of the saved policy at `path` (anything `evaluate`
+        plays, `checkpoints.load_attention_agent`), checked to be of the run's agent,
+        architecture and observation shape; the optimizer's state stays new."""
+        from keras_simplicial.agents.model.architecture import agent_hyperparameters
+        from keras_simplicial.agents.training.checkpoints import load_attention_agent
+
+        arguments = self.arguments
+        try:
+            agent, source = load_attention_agent(path)
+        except (FileNotFoundError, ValueError) as error:
+            raise type(error)(f"init_policy (--init-policy): {error}") from None
+        if agent.kind != arguments.agent:
+            raise ValueError(
+                f"init_policy (--init-policy) {path} is a {agent.kind} agent; the run trains a "
+                f"{arguments.agent} agent (--agent)."
+            )
+
+        def comparable(params):  # a JSON list and the defaults' tuple are one value
+            return {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
+
+        wanted = comparable(agent_hyperparameters(arguments.agent, **arguments.architecture))
+        saved = comparable(agent.params)
+        differ = sorted(k for k in {*wanted, *saved} if wanted.get(k) != saved.get(k))
+        if differ:
+            found = ", ".join(f"{k} {saved.get(k)!r} (run: {wanted.get(k)!r})" for k in differ)
+            raise ValueError(
+                f"init_policy (--init-policy) {path} was built with another architecture: "
+                f"{found}; give the run its --model-config {json.dumps(source.model_overrides)}."
+            )
+        shape = tuple(self.env.single_observation_space.shape)
+        if agent.observation_shape != shape:
+            raise ValueError(
+                f"init_policy (--init-policy) {path} sees boards of shape "
+                f"{agent.observation_shape}, the run's are {shape} (--env-config: rows, cols)."
+            )
+        _, optimizer_variables = self.learner.state()
+        self.learner.set_state(agent.base_model.get_weights(), optimizer_variables)
+        return self
+
     def restore(self, path):
         """Loads `save`'s state from the checkpoint directory `path` (also one saved on another
         backend); the boards start new episodes from their saved generators."""
@@ -320,7 +361,8 @@ class KerasIMPALA:
 
 
 def open_keras_engine(arguments, settings, checkpoint=None, address=None):
-    """The `KerasIMPALA` of a run (the record's `open`), restored from `checkpoint`."""
+    """The `KerasIMPALA` of a run (the record's `open`), restored from `checkpoint`, or for a new
+    run started from `arguments.init_policy`'s weights where it names one."""
     if address:
         raise ValueError(
             "--address joins a Ray cluster, but the keras engine runs in one process without "
@@ -329,4 +371,6 @@ def open_keras_engine(arguments, settings, checkpoint=None, address=None):
     engine = KerasIMPALA(arguments, settings)
     if checkpoint is not None:
         engine.restore(checkpoint)
+    elif arguments.init_policy is not None:
+        engine.start_from_policy(arguments.init_policy)
     return engine

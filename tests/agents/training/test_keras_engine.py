@@ -205,6 +205,52 @@ def test_the_engine_trains_saves_and_resumes_where_it_stopped(tmp_path):
         KerasIMPALA(other).restore(run.save_checkpoint(engine, 9))
 
 
+def test_a_new_run_starts_from_a_saved_policys_weights_and_refuses_another_model(tmp_path, capsys):
+    from keras_simplicial.agents.training.keras_engine.impala import (
+        KerasIMPALA,
+        open_keras_engine,
+    )
+    from keras_simplicial.agents.training.train import train
+
+    arguments = RunArguments.from_preset("easy", "relational", engine="keras", seed=3, **TINY)
+    trained = KerasIMPALA(arguments)
+    trained.train()
+    run = RunDirectory(tmp_path / "run").create()
+    arguments.write(run.run_file)
+    checkpoint = run.save_checkpoint(trained, trained.iteration)
+
+    started = dataclasses.replace(arguments, seed=4, init_policy=str(checkpoint))
+    engine = open_keras_engine(started, None)
+    for mine, saved in zip(engine.model.get_weights(), trained.model.get_weights(), strict=True):
+        np.testing.assert_array_equal(mine, saved)
+    fresh = KerasIMPALA(dataclasses.replace(started, init_policy=None))
+    assert not all(
+        np.array_equal(a, b) for a, b in zip(fresh.model.get_weights(), engine.model.get_weights())
+    )
+    assert (engine.iteration, engine.timesteps, int(engine.learner.optimizer.iterations)) == (
+        0,
+    ) * 3
+    summary = train(started, out=tmp_path / "started", stop_timesteps=40, check_episodes=0)
+    assert "Started from the weights of " + str(checkpoint) in capsys.readouterr().out
+    assert summary.timesteps == 80  # and learns from there
+    assert RunArguments.read(tmp_path / "started" / "run.json").init_policy == str(checkpoint)
+
+    with pytest.raises(ValueError, match="is a relational agent; the run trains a simplicial"):
+        open_keras_engine(dataclasses.replace(started, agent="simplicial"), None)
+    spelt_out = {**TINY["model_overrides"], "mlp_units": [256, 256, 256, 256]}  # the default
+    open_keras_engine(dataclasses.replace(started, model_overrides=spelt_out), None)
+    remedy = {**TINY["model_overrides"], "entity_norm": True}
+    with pytest.raises(ValueError, match=r"another architecture: entity_norm False \(run: True\)"):
+        open_keras_engine(dataclasses.replace(started, model_overrides=remedy), None)
+    wider = {**arguments.env_config, "cols": arguments.env_config["cols"] + 1}
+    with pytest.raises(ValueError, match="sees boards of shape"):
+        open_keras_engine(dataclasses.replace(started, env_config=wider), None)
+    missing = dataclasses.replace(started, init_policy=str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match=r"init_policy \(--init-policy\): No checkpoint"):
+        train(missing, out=tmp_path / "failed", stop_timesteps=40)
+    assert not (tmp_path / "failed" / "run.json").exists()  # so the same command can run again
+
+
 def test_masked_moves_are_masked_in_acting_and_in_the_loss():
     from keras_simplicial.agents.training.keras_engine.impala import KerasIMPALA
 

@@ -45,6 +45,7 @@ def test_written_and_read_back(tmp_path):
         "engine": "rllib-old",
         "env": "BoxWorld-v0",
         "env_config": {"rows": 3},
+        "init_policy": None,
         "mask_blocked_moves": False,
         "model_overrides": {},
         "num_env_runners": 0,
@@ -80,6 +81,20 @@ def test_masking_blocked_moves_is_a_run_argument_of_the_batched_old_stack(tmp_pa
         with pytest.raises(ValueError, match=r"needs an engine of \['rllib-old', 'keras'\]"):
             RunArguments(mask_blocked_moves=True, **other)
     assert RunArguments(mask_blocked_moves=True, engine="keras").mask_blocked_moves
+
+
+def test_a_run_starts_from_a_saved_policy_on_the_engine_that_can(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(EARLIER_RUN))
+    assert RunArguments.read(path).init_policy is None  # runs before it started from random
+    started = RunArguments.from_preset("easy", "relational", engine="keras", init_policy="a/best")
+    started.write(path)
+    assert RunArguments.read(path).init_policy == "a/best"
+    with pytest.raises(ValueError, match=r"init_policy \(--init-policy\) must be a non-empty"):
+        RunArguments(engine="keras", init_policy=" ")
+    for engine in ("rllib-old", "rllib-new"):
+        with pytest.raises(ValueError, match=r"init_policy .* needs an engine of \['keras'\]"):
+            RunArguments(engine=engine, init_policy="a/best")
 
 
 def test_a_new_run_records_that_it_clips_the_global_norm(tmp_path):
