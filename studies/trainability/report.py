@@ -463,9 +463,10 @@ def page(records):
         "",
         *pilot_lines(rl_runs(PILOT)),
         "",
-        "On go, the paper's comparison runs by [its plan](comparison-plan.md), written before "
-        "the pilot's first run (`run-bridge-medium-comparison.sh`, which refuses any other "
-        "decision).",
+        "Both of the pilot's outcomes were planned before its first run: on go the paper's "
+        "comparison ([its plan](comparison-plan.md), `run-bridge-medium-comparison.sh`), on "
+        "no-go the ladder ([its plan](ladder-plan.md), `run-ladder.sh`); each script refuses "
+        "the other decision.",
         "",
     ]
     if PILOT_CURVES.exists():

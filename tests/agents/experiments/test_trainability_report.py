@@ -58,5 +58,6 @@ def test_the_comparison_script_asks_the_page_for_the_pilots_decision(
     monkeypatch.setattr(report, "PILOT", tmp_path)
     assert report.main(["--pilot-decision"]) == 0
     assert capsys.readouterr().out == "open\n"
-    script = (REPORT.parent / "run-bridge-medium-comparison.sh").read_text()
-    assert "report.py --pilot-decision" in script and '"$decision" != go' in script
+    for name, decision in (("run-bridge-medium-comparison.sh", "go"), ("run-ladder.sh", "no-go")):
+        script = (REPORT.parent / name).read_text()
+        assert "report.py --pilot-decision" in script and f'"$decision" != {decision} ]' in script

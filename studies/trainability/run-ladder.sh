@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The ladder on no-go (ladder-plan.md): runs only when the bridge-medium pilot's decision is
+# "no-go". Rung 1: tie-aware DAgger with the remedy, relational then simplicial, each best model
+# evaluated greedily on 1,000 length-2 episodes. Rung 2: RL started from each rung-1 model that won
+# at least 0.9 of them, 5M steps, then the same evaluation of its best and final checkpoints.
+# Resumable: run it again to go on.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+decision=$(.venv/bin/python studies/trainability/report.py --pilot-decision)
+if [ "$decision" != no-go ]; then
+  echo "The bridge-medium pilot's decision is '$decision', not 'no-go': ladder-plan.md runs only on no-go." >&2
+  exit 1
+fi
+REMEDY='{"entity_norm": true, "mlp_units": [256]}'
+LENGTH_2='{"min_solution_length": 2}'
+RESULTS=studies/trainability/results
+length2() {  # CHECKPOINT OUTPUT: the greedy length-2 evaluation, once
+  [ -f "$2" ] || nice -n 19 .venv/bin/keras-simplicial evaluate "$1" --greedy --episodes 1000 \
+    --env-config "$LENGTH_2" --output "$2"
+}
+for agent in relational simplicial; do
+  dagger="$RESULTS/bridge-medium-dagger/$agent-seed1"
+  if [ -f "$dagger/dagger.json" ]; then
+    nice -n 19 .venv/bin/keras-simplicial dagger --resume --out "$dagger"
+  else
+    nice -n 19 .venv/bin/keras-simplicial dagger --preset bridge-medium --agent "$agent" \
+      --seed 1 --model-config "$REMEDY" --out "$dagger"
+  fi
+  length2 "$dagger/best" "$dagger/evaluation_best_length2_greedy.json"
+done
+for agent in relational simplicial; do
+  dagger="$RESULTS/bridge-medium-dagger/$agent-seed1"
+  passed=$(.venv/bin/python -c 'import json, sys; print(json.load(open(sys.argv[1]))["overall"]["win_rate"] >= 0.9)' \
+    "$dagger/evaluation_best_length2_greedy.json")
+  if [ "$passed" != True ]; then
+    echo "Rung 1: the $agent model wins under 0.9 of the length-2 episodes: no rung 2 for it."
+    continue
+  fi
+  run="$RESULTS/bridge-medium-from-dagger/$agent-seed1"
+  if [ -f "$run/run.json" ]; then
+    nice -n 19 .venv/bin/keras-simplicial train --resume --out "$run" --stop-timesteps 5000000
+  else
+    nice -n 19 .venv/bin/keras-simplicial train --preset bridge-medium --engine keras \
+      --agent "$agent" --seed 1 --model-config "$REMEDY" --init-policy "$dagger/best" \
+      --stop-timesteps 5000000 --out "$run"
+  fi
+  best=$(.venv/bin/python -c 'import json, sys; print(json.load(open(sys.argv[1]))["checkpoint"])' \
+    "$run/checkpoints/best.json")
+  length2 "$run/checkpoints/$best" "$run/evaluation_best_length2_greedy.json"
+  length2 "$run/checkpoints/$(cat "$run/checkpoints/latest")" "$run/evaluation_final_length2_greedy.json"
+done
