@@ -11,6 +11,18 @@ import statistics
 import sys
 from pathlib import Path
 
+from keras_simplicial.agents.experiments.trainability_rl import (
+    GO,
+    LEARNS,
+    PILOT_STEPS,
+    RECENT,
+    evaluation_pair,
+    pilot_decision,
+    pilot_lines,
+    recent_win_rates,
+    rl_runs,
+    type_label,
+)
 from keras_simplicial.agents.imitation.trainability_study import (
     CANDIDATES,
     CAP,
@@ -166,58 +178,8 @@ def diagnosis_lines():
 
 BRIDGE_SMALL = RESULTS / "bridge-small"
 CURVES = STUDY / "figures" / "bridge-small-curves.png"
-EVALUATIONS = ("best_greedy", "best_sampled", "final_greedy", "final_sampled")
-LEARNS = 0.9  # rl-plan.md: the best checkpoint's greedy win rate on 1,000 fresh episodes
 PILOT = RESULTS / "bridge-medium-pilot"
 PILOT_CURVES = STUDY / "figures" / "bridge-medium-pilot-curves.png"
-PILOT_STEPS = 20_000_000
-LENGTH_2 = "best_greedy_length2"  # run-bridge-medium-pilot.sh's evaluation of the best checkpoint
-GO = 0.9  # pilot-plan.md: greedy win rate of a best checkpoint on 1,000 length-2 episodes
-RECENT = 50  # iterations averaged for a training win rate per puzzle type
-
-
-def rl_runs(folder=BRIDGE_SMALL):
-    """One dict per run directory of the RL campaign (rl-plan.md): agent, seed, steps, the
-    training win rate of the last iteration, the first step at a training win rate of 0.9, and
-    the four evaluations (None until the run has finished)."""
-    import csv
-
-    runs = []
-    for run_dir in sorted(Path(folder).glob("*-seed*")):
-        arguments = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-        metrics = run_dir / "metrics.csv"
-        rows = list(csv.DictReader(metrics.open(encoding="utf-8"))) if metrics.exists() else []
-        win = [(int(r["timesteps"]), float(r["win_rate"])) for r in rows if r.get("win_rate")]
-        evaluations = {}
-        for name in EVALUATIONS + (LENGTH_2,):
-            path = run_dir / f"evaluation_{name}.json"
-            if path.exists():
-                evaluations[name] = json.loads(path.read_text(encoding="utf-8"))["overall"]
-        runs.append(
-            {
-                "agent": arguments["agent"],
-                "seed": arguments["seed"],
-                "steps": int(rows[-1]["timesteps"]) if rows else 0,
-                "last_win_rate": win[-1][1] if win else None,
-                "first_at_0.9": next((step for step, rate in win if rate >= 0.9), None),
-                "evaluations": {k: v["win_rate"] for k, v in evaluations.items()},
-                "recent_by_type": recent_win_rates(rows),
-            }
-        )
-    return runs
-
-
-def recent_win_rates(rows, iterations=RECENT):
-    """{puzzle type "a_b_c": mean training win rate over the last `iterations` iterations that
-    played it}: one iteration plays only a few episodes of each type."""
-    types = sorted(name.partition("/")[2] for name in (rows[0] if rows else {}))
-    types = [name for name in types if name and f"win_rate/{name}" in rows[0]]
-    found = {}
-    for name in types:
-        values = [float(r[f"win_rate/{name}"]) for r in rows if r.get(f"win_rate/{name}")]
-        if values:
-            found[name] = statistics.fmean(values[-iterations:])
-    return found
 
 
 def draw_rl_curves(folder=BRIDGE_SMALL, path=CURVES):
@@ -257,14 +219,6 @@ def draw_rl_curves(folder=BRIDGE_SMALL, path=CURVES):
     plt.close(figure)
 
 
-def _evaluation_pair(evaluations, kind):
-    """ "greedy, sampled" win rates of the `kind` ("best" or "final") checkpoint, or "-"."""
-    if f"{kind}_greedy" not in evaluations:
-        return "-"
-    sampled = evaluations.get(f"{kind}_sampled", float("nan"))
-    return f"{evaluations[f'{kind}_greedy']:.3f}, {sampled:.3f}"
-
-
 def rl_lines(runs):
     if not runs:
         return ["No run has started yet (`studies/trainability/run-bridge-small.sh`)."]
@@ -284,8 +238,8 @@ def rl_lines(runs):
         lines.append(
             f"| {run['agent']} | {run['seed']} | {run['steps']:,} | "
             f"{'-' if last is None else f'{last:.3f}'} | "
-            f"{'never' if first is None else f'{first:,}'} | {_evaluation_pair(e, 'best')} | "
-            f"{_evaluation_pair(e, 'final')} | {learns} |"
+            f"{'never' if first is None else f'{first:,}'} | {evaluation_pair(e, 'best')} | "
+            f"{evaluation_pair(e, 'final')} | {learns} |"
         )
     lines.append("")
     for agent in MODELS:
@@ -295,10 +249,6 @@ def rl_lines(runs):
             f"- {agent}: {learned} of {len(done)} finished runs learn (the plan asks 8 of 8)."
         )
     return lines
-
-
-def _type_label(name):
-    return "(" + name.replace("_", ",") + ")"
 
 
 def draw_pilot_curves(folder=PILOT, path=PILOT_CURVES):
@@ -326,7 +276,7 @@ def draw_pilot_curves(folder=PILOT, path=PILOT_CURVES):
             smooth = [
                 statistics.fmean(rates[max(0, i - RECENT + 1) : i + 1]) for i in range(len(rates))
             ]
-            axis.plot(steps, smooth, linewidth=1.0, label=_type_label(name))
+            axis.plot(steps, smooth, linewidth=1.0, label=type_label(name))
         axis.axhline(GO, color="#999999", linewidth=0.7, linestyle="--")
         axis.set_ylim(0.0, 1.02)
         axis.set_xlim(0.0, PILOT_STEPS / 1e6)
@@ -340,54 +290,6 @@ def draw_pilot_curves(folder=PILOT, path=PILOT_CURVES):
     figure.savefig(path, dpi=80, metadata={"Software": None})
     plt.close(figure)
     return path
-
-
-def pilot_decision(runs):
-    """pilot-plan.md, section 5: "go" when a best checkpoint wins at least `GO` of the length-2
-    episodes greedily, "no-go" when both runs are evaluated and neither does, else None."""
-    rates = [r["evaluations"][LENGTH_2] for r in runs if LENGTH_2 in r["evaluations"]]
-    if any(rate >= GO for rate in rates):
-        return "go"
-    finished = {r["agent"] for r in runs if LENGTH_2 in r["evaluations"]}
-    return "no-go" if finished >= set(MODELS) else None
-
-
-def pilot_lines(runs):
-    if not runs:
-        return [
-            "Not started yet: it starts when the bridge-small campaign's seeds 6-8 have finished "
-            "(pilot-plan.md, section 6)."
-        ]
-    types = sorted({name for run in runs for name in run["recent_by_type"]})
-    lines = [
-        "| run | steps | "
-        + " | ".join(_type_label(name) for name in types)
-        + " | best: greedy, sampled | final: greedy, sampled | best, length 2, greedy |",
-        "|---|---|" + "---|" * len(types) + "---|---|---|",
-    ]
-    for run in sorted(runs, key=lambda r: MODELS.index(r["agent"]) if r["agent"] in MODELS else 9):
-        e = run["evaluations"]
-        by_type = run["recent_by_type"]
-        length_2 = f"{e[LENGTH_2]:.3f}" if LENGTH_2 in e else "-"
-        lines.append(
-            f"| {run['agent']} seed {run['seed']} | {run['steps']:,} of {PILOT_STEPS:,} | "
-            + " | ".join(f"{by_type[n]:.2f}" if n in by_type else "-" for n in types)
-            + f" | {_evaluation_pair(e, 'best')} | {_evaluation_pair(e, 'final')} | {length_2} |"
-        )
-    decision = pilot_decision(runs)
-    lines += [
-        "",
-        f"The puzzle types' columns: the training win rate, the mean of the last {RECENT} "
-        "iterations that played the type.",
-        "",
-        "**Decision**: "
-        + {
-            "go": "go: a best checkpoint wins at least 0.9 of the length-2 episodes greedily.",
-            "no-go": "no-go: neither best checkpoint wins 0.9 of the length-2 episodes greedily.",
-            None: "open: not every run has finished and been evaluated on length 2.",
-        }[decision],
-    ]
-    return lines
 
 
 def code_records(folder=RESULTS):
@@ -449,7 +351,7 @@ def page(records):
         "both agents, 3,000,000 steps, seeds 1-8; the best and the final checkpoint evaluated "
         "greedily and by sampling on 1,000 fresh episodes each.",
         "",
-        *rl_lines(rl_runs()),
+        *rl_lines(rl_runs(BRIDGE_SMALL)),
         "",
         f"![Training win rate against steps, every run of both agents](figures/{CURVES.name})",
         "",

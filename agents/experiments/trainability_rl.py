@@ -1,0 +1,127 @@
+"""The trainability study's RL campaigns, read from their run directories (studies/trainability/):
+bridge-small (rl-plan.md), the bridge-medium pilot (pilot-plan.md) and what the pilot's decision
+leads to (comparison-plan.md, ladder-plan.md). The study's report.py writes its page from these;
+its scripts ask `pilot_decision` (through `report.py --pilot-decision`) before they run.
+
+    runs = rl_runs("studies/trainability/results/bridge-medium-pilot")
+    pilot_decision(runs)            # "go", "no-go" or None (open)
+"""
+
+import csv
+import json
+import statistics
+from pathlib import Path
+
+from keras_simplicial.agents.training.run_arguments import AGENTS
+
+EVALUATIONS = ("best_greedy", "best_sampled", "final_greedy", "final_sampled")
+LEARNS = 0.9  # rl-plan.md: the best checkpoint's greedy win rate on 1,000 fresh episodes
+PILOT_STEPS = 20_000_000  # pilot-plan.md, section 3
+LENGTH_2 = "best_greedy_length2"  # run-bridge-medium-pilot.sh's evaluation of the best checkpoint
+GO = 0.9  # pilot-plan.md: greedy win rate of a best checkpoint on 1,000 length-2 episodes
+RECENT = 50  # iterations averaged for a training win rate per puzzle type
+
+
+def rl_runs(folder):
+    """One dict per run directory of the RL campaign (rl-plan.md): agent, seed, steps, the
+    training win rate of the last iteration, the first step at a training win rate of 0.9, and
+    the four evaluations (None until the run has finished), the length-2 one where made, and the
+    recent training win rate of each puzzle type (`recent_win_rates`)."""
+    runs = []
+    for run_dir in sorted(Path(folder).glob("*-seed*")):
+        arguments = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        metrics = run_dir / "metrics.csv"
+        rows = list(csv.DictReader(metrics.open(encoding="utf-8"))) if metrics.exists() else []
+        win = [(int(r["timesteps"]), float(r["win_rate"])) for r in rows if r.get("win_rate")]
+        evaluations = {}
+        for name in EVALUATIONS + (LENGTH_2,):
+            path = run_dir / f"evaluation_{name}.json"
+            if path.exists():
+                evaluations[name] = json.loads(path.read_text(encoding="utf-8"))["overall"]
+        runs.append(
+            {
+                "agent": arguments["agent"],
+                "seed": arguments["seed"],
+                "steps": int(rows[-1]["timesteps"]) if rows else 0,
+                "last_win_rate": win[-1][1] if win else None,
+                "first_at_0.9": next((step for step, rate in win if rate >= 0.9), None),
+                "evaluations": {k: v["win_rate"] for k, v in evaluations.items()},
+                "recent_by_type": recent_win_rates(rows),
+            }
+        )
+    return runs
+
+
+def recent_win_rates(rows, iterations=RECENT):
+    """{puzzle type "a_b_c": mean training win rate over the last `iterations` iterations that
+    played it}: one iteration plays only a few episodes of each type."""
+    types = sorted(name.partition("/")[2] for name in (rows[0] if rows else {}))
+    types = [name for name in types if name and f"win_rate/{name}" in rows[0]]
+    found = {}
+    for name in types:
+        values = [float(r[f"win_rate/{name}"]) for r in rows if r.get(f"win_rate/{name}")]
+        if values:
+            found[name] = statistics.fmean(values[-iterations:])
+    return found
+
+
+def evaluation_pair(evaluations, kind):
+    """ "greedy, sampled" win rates of the `kind` ("best" or "final") checkpoint, or "-"."""
+    if f"{kind}_greedy" not in evaluations:
+        return "-"
+    sampled = evaluations.get(f"{kind}_sampled", float("nan"))
+    return f"{evaluations[f'{kind}_greedy']:.3f}, {sampled:.3f}"
+
+
+def type_label(name):
+    """ "1_1_2" -> "(1,1,2)", a puzzle type as the paper writes it."""
+    return "(" + name.replace("_", ",") + ")"
+
+
+def pilot_decision(runs):
+    """pilot-plan.md, section 5: "go" when a best checkpoint wins at least `GO` of the length-2
+    episodes greedily, "no-go" when both runs are evaluated and neither does, else None."""
+    rates = [r["evaluations"][LENGTH_2] for r in runs if LENGTH_2 in r["evaluations"]]
+    if any(rate >= GO for rate in rates):
+        return "go"
+    finished = {r["agent"] for r in runs if LENGTH_2 in r["evaluations"]}
+    return "no-go" if finished >= set(AGENTS) else None
+
+
+def pilot_lines(runs):
+    """The pilot's section of the trainability page: a row per run, then the decision."""
+    if not runs:
+        return [
+            "Not started yet: it starts when the bridge-small campaign's seeds 6-8 have finished "
+            "(pilot-plan.md, section 6)."
+        ]
+    types = sorted({name for run in runs for name in run["recent_by_type"]})
+    lines = [
+        "| run | steps | "
+        + " | ".join(type_label(name) for name in types)
+        + " | best: greedy, sampled | final: greedy, sampled | best, length 2, greedy |",
+        "|---|---|" + "---|" * len(types) + "---|---|---|",
+    ]
+    for run in sorted(runs, key=lambda r: AGENTS.index(r["agent"]) if r["agent"] in AGENTS else 9):
+        e = run["evaluations"]
+        by_type = run["recent_by_type"]
+        length_2 = f"{e[LENGTH_2]:.3f}" if LENGTH_2 in e else "-"
+        lines.append(
+            f"| {run['agent']} seed {run['seed']} | {run['steps']:,} of {PILOT_STEPS:,} | "
+            + " | ".join(f"{by_type[n]:.2f}" if n in by_type else "-" for n in types)
+            + f" | {evaluation_pair(e, 'best')} | {evaluation_pair(e, 'final')} | {length_2} |"
+        )
+    decision = pilot_decision(runs)
+    lines += [
+        "",
+        f"The puzzle types' columns: the training win rate, the mean of the last {RECENT} "
+        "iterations that played the type.",
+        "",
+        "**Decision**: "
+        + {
+            "go": "go: a best checkpoint wins at least 0.9 of the length-2 episodes greedily.",
+            "no-go": "no-go: neither best checkpoint wins 0.9 of the length-2 episodes greedily.",
+            None: "open: not every run has finished and been evaluated on length 2.",
+        }[decision],
+    ]
+    return lines
