@@ -448,22 +448,9 @@ model.set_weights([w * 0 for w in model.get_weights()])
 after = np.asarray(forward(x)[0])
 assert keras.backend.backend() == "jax"
 assert not np.allclose(before, after) and np.allclose(after, 0), (before, after)
-"""
 
-
-def test_the_greedy_checks_forward_on_jax_follows_the_weights_set():
-    # Each checkpoint's greedy check sets its weights into one model: a compiled forward pass
-    # that took the first weights as constants would score every checkpoint alike.
-    result = run_python(JAX_FORWARD_FOLLOWS_THE_WEIGHTS, backend="jax")
-    assert result.returncode == 0, result.stderr[-3000:]
-
-
-JAX_DIAGNOSTICS_READ_THE_LEARNT_WEIGHTS = """
-import keras
-import numpy as np
 from keras_simplicial.agents.training.keras_engine.impala import KerasIMPALA
 from keras_simplicial.agents.training.run_arguments import RunArguments
-assert keras.backend.backend() == "jax"
 arguments = RunArguments.from_preset("easy", "relational", engine="keras", seed=3, **%r)
 engine = KerasIMPALA(arguments)
 start = engine.model.get_weights()
@@ -476,10 +463,12 @@ for synced, saved in zip(learnt, weights, strict=True):
 """
 
 
-def test_the_diagnostics_on_jax_read_the_weights_the_learner_holds():
-    # JAX's step learns on arrays of its own: the metrics' attention and trainability sites read
-    # the model, which must be given the learnt weights first.
-    result = run_python(JAX_DIAGNOSTICS_READ_THE_LEARNT_WEIGHTS % (TINY,), backend="jax")
+def test_the_greedy_check_and_the_diagnostics_on_jax_follow_the_weights():
+    # Each checkpoint's greedy check sets its weights into one model: a compiled forward pass
+    # that took the first weights as constants would score every checkpoint alike. And JAX's
+    # learner step learns on arrays of its own: the metrics' attention and trainability sites
+    # read the model, which must be given the learnt weights first (`keras_model`).
+    result = run_python(JAX_FORWARD_FOLLOWS_THE_WEIGHTS % (TINY,), backend="jax")
     assert result.returncode == 0, result.stderr[-3000:]
 
 
