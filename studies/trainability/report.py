@@ -245,8 +245,17 @@ def rl_lines(runs):
     for agent in MODELS:
         done = [r for r in runs if r["agent"] == agent and "best_greedy" in r["evaluations"]]
         learned = sum(r["evaluations"]["best_greedy"] >= LEARNS for r in done)
+        reached = sorted(r["first_at_0.9"] for r in done if r["first_at_0.9"] is not None)
+        spread = (
+            f"; steps to a training win rate of 0.9: median {statistics.median(reached):,.0f}, "
+            f"range {reached[0]:,}-{reached[-1]:,} over the {len(reached)} runs that reached it"
+            + (f" ({len(done) - len(reached)} never did)" if len(reached) < len(done) else "")
+            if reached
+            else ""
+        )
         lines.append(
-            f"- {agent}: {learned} of {len(done)} finished runs learn (the plan asks 8 of 8)."
+            f"- {agent}: {learned} of {len(done)} finished runs learn (the plan asks 8 of 8)"
+            f"{spread}."
         )
     return lines
 
