@@ -15,7 +15,7 @@ RESULTS = ("benchmarks/results/", "studies/")
 RESULTS_BUDGET = 62_000_000  # 60 MB until 2026-11-29; the trainability campaign's records
 # Campaigns under way whose resumable state (checkpoints, ignored by git) is committed so that a
 # later session resumes them; removed from here, and their checkpoints from the tree, when they end.
-UNDER_WAY = ("studies/trainability/results/bridge-small/",)  # rl-plan.md's campaign, seeds 2-8
+UNDER_WAY = ("studies/trainability/results/bridge-medium-pilot/",)  # pilot-plan.md's two runs
 
 
 def _under_way(path):
