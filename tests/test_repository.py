@@ -12,7 +12,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ("benchmarks/results/", "studies/")
 # The results' budget in the tree, in bytes.
-RESULTS_BUDGET = 62_000_000  # 60 MB until 2026-11-29; the trainability campaign's records
+# 60 MB until 2026-11-29, then 62 for the bridge-small campaign's records; 70 for the bridge-medium
+# pilot's (two 20M-step runs: about 4 MB of metrics.csv each, and their exported best policies).
+RESULTS_BUDGET = 70_000_000
 # Campaigns under way whose resumable state (checkpoints, ignored by git) is committed so that a
 # later session resumes them; removed from here, and their checkpoints from the tree, when they end.
 UNDER_WAY = ("studies/trainability/results/bridge-medium-pilot/",)  # pilot-plan.md's two runs
