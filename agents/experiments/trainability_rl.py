@@ -12,6 +12,8 @@ import json
 import statistics
 from pathlib import Path
 
+from keras_simplicial.agents.analysis.training_table import WIN_PREFIX
+from keras_simplicial.agents.training.metric_rows import parse_puzzle_type_key
 from keras_simplicial.agents.training.run_arguments import AGENTS
 
 EVALUATIONS = ("best_greedy", "best_sampled", "final_greedy", "final_sampled")
@@ -52,16 +54,20 @@ def rl_runs(folder):
     return runs
 
 
+def type_columns(rows):
+    """{puzzle type (a, b, c): its metrics.csv column of training win rates}, in type order."""
+    columns = [c for c in (rows[0] if rows else {}) if c.startswith(WIN_PREFIX)]
+    return dict(sorted((parse_puzzle_type_key(c[len(WIN_PREFIX) :]), c) for c in columns))
+
+
 def recent_win_rates(rows, iterations=RECENT):
-    """{puzzle type "a_b_c": mean training win rate over the last `iterations` iterations that
+    """{puzzle type (a, b, c): mean training win rate over the last `iterations` iterations that
     played it}: one iteration plays only a few episodes of each type."""
-    types = sorted(name.partition("/")[2] for name in (rows[0] if rows else {}))
-    types = [name for name in types if name and f"win_rate/{name}" in rows[0]]
     found = {}
-    for name in types:
-        values = [float(r[f"win_rate/{name}"]) for r in rows if r.get(f"win_rate/{name}")]
+    for puzzle_type, column in type_columns(rows).items():
+        values = [float(r[column]) for r in rows if r.get(column)]
         if values:
-            found[name] = statistics.fmean(values[-iterations:])
+            found[puzzle_type] = statistics.fmean(values[-iterations:])
     return found
 
 
@@ -73,9 +79,9 @@ def evaluation_pair(evaluations, kind):
     return f"{evaluations[f'{kind}_greedy']:.3f}, {sampled:.3f}"
 
 
-def type_label(name):
-    """ "1_1_2" -> "(1,1,2)", a puzzle type as the paper writes it."""
-    return "(" + name.replace("_", ",") + ")"
+def type_label(puzzle_type):
+    """(1, 1, 2) -> "(1,1,2)", as the tables of `keras-simplicial summary` write it."""
+    return f"({','.join(map(str, puzzle_type))})"
 
 
 def pilot_decision(runs):
@@ -91,10 +97,7 @@ def pilot_decision(runs):
 def pilot_lines(runs):
     """The pilot's section of the trainability page: a row per run, then the decision."""
     if not runs:
-        return [
-            "Not started yet: it starts when the bridge-small campaign's seeds 6-8 have finished "
-            "(pilot-plan.md, section 6)."
-        ]
+        return ["Not started yet (`studies/trainability/run-bridge-medium-pilot.sh`)."]
     types = sorted({name for run in runs for name in run["recent_by_type"]})
     lines = [
         "| run | steps | "

@@ -19,8 +19,8 @@ from keras_simplicial.agents.experiments.trainability_rl import (
     evaluation_pair,
     pilot_decision,
     pilot_lines,
-    recent_win_rates,
     rl_runs,
+    type_columns,
     type_label,
 )
 from keras_simplicial.agents.imitation.trainability_study import (
@@ -277,15 +277,14 @@ def draw_pilot_curves(folder=PILOT, path=PILOT_CURVES):
     figure, axes = plt.subplots(1, len(run_dirs), figsize=(5.0 * len(run_dirs), 3.4), squeeze=False)
     for axis, run_dir in zip(axes.flat, run_dirs):
         rows = list(csv.DictReader((run_dir / "metrics.csv").open(encoding="utf-8")))
-        for name in recent_win_rates(rows):
-            column = f"win_rate/{name}"
+        for puzzle_type, column in type_columns(rows).items():
             points = [(int(r["timesteps"]), float(r[column])) for r in rows if r.get(column)]
             steps = [step / 1e6 for step, _ in points]
             rates = [rate for _, rate in points]
             smooth = [
                 statistics.fmean(rates[max(0, i - RECENT + 1) : i + 1]) for i in range(len(rates))
             ]
-            axis.plot(steps, smooth, linewidth=1.0, label=type_label(name))
+            axis.plot(steps, smooth, linewidth=1.0, label=type_label(puzzle_type))
         axis.axhline(GO, color="#999999", linewidth=0.7, linestyle="--")
         axis.set_ylim(0.0, 1.02)
         axis.set_xlim(0.0, PILOT_STEPS / 1e6)

@@ -41,8 +41,9 @@ def test_the_pilot_table_reads_a_runs_puzzle_types_and_its_length_2_evaluation(t
     (folder / "evaluation_best_greedy_length2.json").write_text(json.dumps(evaluation))
 
     (found,) = rl_runs(tmp_path)
-    assert set(found["recent_by_type"]) == {"1_0_0", "1_1_2"}
-    assert 0.8 < found["recent_by_type"]["1_1_2"] < found["recent_by_type"]["1_0_0"] <= 1.0
+    by_type = found["recent_by_type"]
+    assert list(by_type) == [(1, 0, 0), (1, 1, 2)]
+    assert 0.8 < by_type[(1, 1, 2)] < by_type[(1, 0, 0)] <= 1.0
     lines = pilot_lines([found])
     assert lines[0].startswith("| run | steps | (1,0,0) | (1,1,2) |")
     assert "| relational seed 3 | 3,004,800 of 20,000,000 |" in lines[2]
