@@ -227,9 +227,7 @@ def test_a_new_run_starts_from_a_saved_policys_weights_and_refuses_another_model
     assert not all(
         np.array_equal(a, b) for a, b in zip(fresh.model.get_weights(), engine.model.get_weights())
     )
-    assert (engine.iteration, engine.timesteps, int(engine.learner.optimizer.iterations)) == (
-        0,
-    ) * 3
+    assert engine.iteration == engine.timesteps == int(engine.learner.optimizer.iterations) == 0
     summary = train(started, out=tmp_path / "started", stop_timesteps=40, check_episodes=0)
     assert "Started from the weights of " + str(checkpoint) in capsys.readouterr().out
     assert summary.timesteps == 80  # and learns from there
@@ -457,9 +455,6 @@ start = engine.model.get_weights()
 engine.train()
 learnt = engine.keras_model().get_weights()
 assert max(float(np.abs(a - b).max()) for a, b in zip(start, learnt)) > 1e-4
-weights, _ = engine.learner.state()
-for synced, saved in zip(learnt, weights, strict=True):
-    np.testing.assert_array_equal(synced, saved)
 """
 
 
