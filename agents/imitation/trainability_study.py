@@ -3,12 +3,15 @@
 The held-keys probe (`held_keys_budget`) showed every agent model sitting on the constant
 prediction at Adam's 3e-4. This study screens remedies, each a named architecture option of
 `--model-config`, on the same probe: the screen (stage 1: every candidate, both learning rates,
-one seed), then the confirmation (stage 2: the candidates the screen picks, three seeds). The
-settings below are fixed by studies/trainability/plan.md, written and committed before the runs;
-the study's run.py trains `planned_runs()`, its report.py reads the same settings from here.
+one seed), then the confirmation (stage 2: the candidates the screen picks, three seeds), then
+the front end (stage 3: the screen's candidate with front-end options, five fresh seeds). The
+settings below are fixed by studies/trainability/plan.md and front-end-plan.md, each written and
+committed before its runs; the study's run.py trains `planned()`, its report.py reads the same
+settings from here.
 """
 
 import json
+import statistics
 from pathlib import Path
 
 from keras_simplicial.agents.imitation.held_keys_budget import BudgetRun
@@ -35,14 +38,28 @@ SCREEN_SEED = 1
 # ----------------------------------------------------------------- fixed by plan.md (section 3)
 CONFIRMATION_SEEDS = (1, 2, 3)
 CONFIRMED = 2  # how many candidates the screen sends to the confirmation
+# ---------------------------------------------------------- fixed by front-end-plan.md (2 and 3)
+REMEDY = {"entity_norm": True, "mlp_units": [256]}  # the screen's candidate, the RL campaigns'
+FRONT_END_CANDIDATES = (
+    ("remedy", REMEDY),
+    ("remedy+centre_pixels", {**REMEDY, "centre_pixels": True}),
+    ("remedy+centre_pixels+conv_64", {**REMEDY, "centre_pixels": True, "conv_filters": [64, 64]}),
+    (
+        "remedy+centre_pixels+conv_128",
+        {**REMEDY, "centre_pixels": True, "conv_filters": [128, 128]},
+    ),
+)
+FRONT_END_RATE = 3e-4
+FRONT_END_SEEDS = (4, 5, 6, 7, 8)  # fresh: the exploration that chose the candidates used 1-3
 
 
 def candidate_config(name):
-    """The architecture options of the candidate `name`."""
-    for candidate, config in CANDIDATES:
+    """The architecture options of the candidate `name` (of the screen or of the front end)."""
+    for candidate, config in CANDIDATES + FRONT_END_CANDIDATES:
         if candidate == name:
             return dict(config)
-    raise ValueError(f"candidate must be one of {[c for c, _ in CANDIDATES]}, got {name!r}.")
+    names = [c for c, _ in CANDIDATES + FRONT_END_CANDIDATES]
+    raise ValueError(f"candidate must be one of {names}, got {name!r}.")
 
 
 def budget_run(agent, candidate, learning_rate, seed):
@@ -78,6 +95,16 @@ def confirmation_runs(chosen):
         (candidate, budget_run(agent, candidate, rate, seed))
         for candidate, rate in chosen
         for seed in CONFIRMATION_SEEDS
+        for agent in MODELS
+    ]
+
+
+def front_end_runs():
+    """Stage 3: every front-end candidate, model and seed, at the goal's learning rate."""
+    return [
+        (candidate, budget_run(agent, candidate, FRONT_END_RATE, seed))
+        for candidate, _ in FRONT_END_CANDIDATES
+        for seed in FRONT_END_SEEDS
         for agent in MODELS
     ]
 
@@ -131,12 +158,34 @@ def chosen_for_confirmation(records):
     return [(candidate, scores[candidate][2]) for candidate in ranked[:CONFIRMED]]
 
 
+def front_end_decision(records):
+    """front-end-plan.md, section 4, once every front-end run has finished (else None):
+    {"meets_goal": [candidates whose 10 runs all reach 0.9 within GOAL_UPDATES], "answer": the
+    best of them or None, "runs": {candidate: [updates to 0.9 or None, ...]}}."""
+    by_candidate = {}
+    for candidate, run in front_end_runs():
+        record = records.get(run.name)
+        if record is None or not record["finished"]:
+            return None
+        by_candidate.setdefault(candidate, []).append(updates_to_target(record))
+    order = [c for c, _ in FRONT_END_CANDIDATES]
+    meets = [c for c in order if all(u is not None and u <= GOAL_UPDATES for u in by_candidate[c])]
+
+    def rank(candidate):
+        updates = by_candidate[candidate]
+        return (max(updates), statistics.median(updates), order.index(candidate))
+
+    answer = min(meets, key=rank) if meets else None
+    return {"meets_goal": meets, "answer": answer, "runs": by_candidate}
+
+
 def planned(records):
     """[(candidate, BudgetRun)] of the study: the screen, then (once it has finished) the
-    confirmation's runs on seeds the screen did not use."""
+    confirmation's runs on seeds the screen did not use, then the front end's runs (fixed by their
+    own plan, not chosen by the screen)."""
     runs = screen_runs()
     names = {run.name for _, run in runs}
-    for candidate, run in confirmation_runs(chosen_for_confirmation(records)):
+    for candidate, run in confirmation_runs(chosen_for_confirmation(records)) + front_end_runs():
         if run.name not in names:
             runs.append((candidate, run))
             names.add(run.name)

@@ -2,7 +2,7 @@
 
 Both agents share one architecture and differ only in the Transformer block:
 
-    obs [R, C+1, 3] / 255
+    obs [R, C+1, 3] / 255 (or to [-1, 1], `centre_pixels`)
       -> Conv2D(12, 2x2, relu, valid) -> Conv2D(24, 2x2, relu, valid)     [R-2, C-1, 24]
       -> Dense(62, no bias) (-> LayerNorm, `entity_norm`) ++ 2-d position code
                                                                           [R-2, C-1, 64]
@@ -62,6 +62,12 @@ PAPER_DEFAULTS = {
     # code; "he_normal" or "he_uniform" (He et al.) keep a ReLU layer's variance (the
     # trainability screen's candidate, studies/trainability/).
     "mlp_kernel_initializer": "glorot_uniform",
+    # Not the paper's (off by default until it holds in RL): pixels scaled to [-1, 1] instead of
+    # the paper's [0, 1]. Every colour of the board is positive in each channel, so a first
+    # convolution filter whose weights sum to a negative value on all colours is a ReLU unit that
+    # is zero on every board, gets no gradient, and stays dead: 8-33% of the 12 filters at
+    # initialisation, depending on the seed (studies/trainability/, "The front end").
+    "centre_pixels": False,
 }
 MLP_KERNEL_INITIALIZERS = ("glorot_uniform", "he_normal", "he_uniform")
 
@@ -82,6 +88,7 @@ MODEL_RANGES = {
     "layer_norm_epsilon": Real(low=0, low_open=True),
     "entity_norm": Boolean(),
     "mlp_kernel_initializer": OneOf(MLP_KERNEL_INITIALIZERS),
+    "centre_pixels": Boolean(),
 }
 
 
@@ -201,7 +208,10 @@ def build_agent_model(
         raise ValueError(f"num_actions must be a positive integer, got {num_actions!r}.")
 
     observations = keras.Input(shape=observation_shape, name="observations")
-    x = keras.layers.Rescaling(1.0 / 255.0, name="scale_pixels")(observations)
+    if params["centre_pixels"]:
+        x = keras.layers.Rescaling(2.0 / 255.0, offset=-1.0, name="scale_pixels")(observations)
+    else:
+        x = keras.layers.Rescaling(1.0 / 255.0, name="scale_pixels")(observations)
     for index, filters in enumerate(params["conv_filters"]):
         x = keras.layers.Conv2D(
             filters, 2, padding="valid", activation="relu", name=f"conv_{index + 1}"

@@ -16,6 +16,7 @@ PAPER_MODEL = {
     "simplicial_gain_initializer": "ones",  # LayerNorm(a2) with its usual gain
     "entity_norm": False,  # no LayerNorm on the entities' board features
     "mlp_kernel_initializer": "glorot_uniform",  # the original code's (Keras's default)
+    "centre_pixels": False,  # pixels / 255, in [0, 1]
 }
 # Named model configs: `--model-config NAME` is the same as the JSON object it names.
 MODEL_CONFIGS = {"paper": PAPER_MODEL}

@@ -1,4 +1,5 @@
-"""The trainability diagnosis (agents/model/trainability.py) and the `entity_norm` remedy."""
+"""The trainability diagnosis (agents/model/trainability.py) and its remedies (`entity_norm`,
+`centre_pixels`)."""
 
 import os
 
@@ -130,6 +131,24 @@ def test_the_paper_model_config_turns_off_every_option_that_is_not_the_papers():
     assert params["simplicial_gain_initializer"] == "ones"
     assert params["entity_norm"] is False
     assert params["mlp_kernel_initializer"] == "glorot_uniform"
+    assert params["centre_pixels"] is False
+
+
+def test_centre_pixels_scales_the_board_to_minus_one_one_instead_of_zero_one():
+    observations = np.array([[[[0, 255, 51]] * 7] * 7], np.float32)
+
+    def first_pixel(model):
+        scaled = keras.Model(model.input, model.get_layer("scale_pixels").output)
+        return np.asarray(scaled(observations))[0, 0, 0]
+
+    paper = build_agent_model("relational", OBSERVATION_SHAPE, 4)
+    centred = build_agent_model("relational", OBSERVATION_SHAPE, 4, centre_pixels=True)
+    np.testing.assert_allclose(first_pixel(paper), [0.0, 1.0, 0.2], atol=1e-6)
+    np.testing.assert_allclose(first_pixel(centred), [-1.0, 1.0, -0.6], atol=1e-6)
+    rebuilt = keras.Model.from_config(centred.get_config())
+    np.testing.assert_allclose(first_pixel(rebuilt), [-1.0, 1.0, -0.6], atol=1e-6)
+    with pytest.raises(ValueError, match="centre_pixels must be true or false"):
+        agent_hyperparameters("simplicial", centre_pixels=1)
 
 
 def test_entity_norm_must_be_true_or_false():
