@@ -1,6 +1,7 @@
 """The trainability study's page (studies/trainability/README.md), from its committed files: the
 screen's table (every candidate, both learning rates), plan.md's decision, the confirmation, the
-diagnosis, the bridge-small campaign (rl-plan.md) and the bridge-medium pilot (pilot-plan.md).
+diagnosis, the front end (front-end-plan.md), the bridge-small campaign (rl-plan.md) and the
+bridge-medium pilot (pilot-plan.md).
 
     .venv/bin/python studies/trainability/report.py
     .venv/bin/python studies/trainability/report.py --pilot-decision  # go, no-go or open
@@ -27,12 +28,16 @@ from keras_simplicial.agents.imitation.trainability_study import (
     CANDIDATES,
     CAP,
     CONFIRMATION_SEEDS,
+    FRONT_END_CANDIDATES,
+    FRONT_END_SEEDS,
     GOAL_UPDATES,
     MODELS,
     TARGET,
     candidate_scores,
     chosen_for_confirmation,
     confirmation_runs,
+    front_end_decision,
+    front_end_runs,
     load_records,
     screen_complete,
     screen_runs,
@@ -44,6 +49,8 @@ STUDY = Path(__file__).resolve().parent
 RESULTS = STUDY / "results"
 PAGE = STUDY / "README.md"
 DIAGNOSIS = RESULTS / "diagnosis.json"
+FRONT_END_INIT = RESULTS / "front-end-init.json"
+FRONT_END_CURVES = STUDY / "figures" / "front-end-curves.png"
 
 
 # ------------------------------------------------------------------------------------ the page
@@ -145,6 +152,131 @@ def confirmation_lines(records):
             + (" (runs still to finish)." if verdict == "open" else ".")
         )
     return lines
+
+
+def front_end_init_lines():
+    if not FRONT_END_INIT.exists():
+        return ["Not measured yet (`studies/trainability/diagnose.py --front-end`)."]
+    entries = json.loads(FRONT_END_INIT.read_text(encoding="utf-8"))
+    lines = [
+        "At initialisation, on 512 training states of each seed: the share of the first "
+        "convolution's filters that are zero on every state (`conv_1` dead), and how much each "
+        "convolution's features depend on the state (`state_sd`).",
+        "",
+        "| candidate | model | seed | conv_1 dead | conv_1 state_sd | conv_2 dead | conv_2 "
+        "state_sd |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    grouped = {}
+    for e in entries:
+        values = tuple(e[key] for key in ("conv_1/dead", "conv_1/state_sd", "conv_2/dead"))
+        values += (e["conv_2/state_sd"],)
+        grouped.setdefault((e["candidate"], e["seed"]), []).append((e["agent"], values))
+    for (candidate, seed), measured in grouped.items():
+        # Both models draw their convolutions alike, so they usually start the same.
+        same = len({values for _, values in measured}) == 1
+        rows = [("both", measured[0][1])] if same else measured
+        for agent, values in rows:
+            lines.append(
+                f"| {candidate} | {agent} | {seed} | "
+                + " | ".join(f"{value:.3f}" for value in values)
+                + " |"
+            )
+    return lines + [""]
+
+
+def front_end_lines(records):
+    lines = [
+        "| candidate | model | "
+        + " | ".join(f"seed {s}" for s in FRONT_END_SEEDS)
+        + f" | median | within {GOAL_UPDATES:,} |",
+        "|---|---|" + "---|" * len(FRONT_END_SEEDS) + "---|---|",
+    ]
+    runs = front_end_runs()
+    for candidate, _ in FRONT_END_CANDIDATES:
+        for agent in MODELS:
+            chosen = [r for c, r in runs if c == candidate and r.agent == agent]
+            records_of = [records.get(run.name) for run in chosen]
+            cells = [
+                "running" if r is None or not r["finished"] else cell(updates_to_target(r))
+                for r in records_of
+            ]
+            done = [updates_to_target(r) for r in records_of if r is not None and r["finished"]]
+            within = sum(u is not None and u <= GOAL_UPDATES for u in done)
+            median = (
+                cell(statistics.median(u if u is not None else CAP + 1 for u in done))
+                if len(done) == len(chosen)
+                else "-"
+            )
+            median = "censored" if median == f"{CAP + 1:,}" else median
+            lines.append(
+                f"| {candidate} | {agent} | {' | '.join(cells)} | {median} | "
+                f"{within} of {len(chosen)} |"
+            )
+    decision = front_end_decision(records)
+    lines.append("")
+    if decision is None:
+        return lines + ["Runs still to finish: no decision yet."]
+    for candidate, _ in FRONT_END_CANDIDATES:
+        updates = decision["runs"][candidate]
+        within = sum(u is not None and u <= GOAL_UPDATES for u in updates)
+        reached = sum(u is not None for u in updates)
+        verdict = "meets the goal" if candidate in decision["meets_goal"] else "misses the goal"
+        lines.append(
+            f"- **{candidate}** {verdict}: {within} of {len(updates)} runs at 0.9 within "
+            f"{GOAL_UPDATES:,} updates, {reached} within the cap of {CAP:,}."
+        )
+    answer = decision["answer"]
+    lines += [
+        "",
+        f"The front end's answer (front-end-plan.md, section 4): **{answer}**."
+        if answer
+        else "No candidate meets the goal (front-end-plan.md, section 4): it stays unmet.",
+    ]
+    return lines
+
+
+def draw_front_end_curves(records, path=FRONT_END_CURVES):
+    """Held-out-pair accuracy against updates of every front-end run, one panel per candidate,
+    one line per run (colour: the model); nothing before the first run has finished."""
+    if not any(records.get(run.name) for _, run in front_end_runs()):
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colours = dict(zip(MODELS, ("#1f77b4", "#d62728")))
+    count = len(FRONT_END_CANDIDATES)
+    figure, axes = plt.subplots(1, count, figsize=(3.6 * count, 3.2), squeeze=False, sharey=True)
+    for axis, (candidate, _) in zip(axes.flat, FRONT_END_CANDIDATES):
+        for c, run in front_end_runs():
+            record = records.get(run.name)
+            if c != candidate or record is None:
+                continue
+            curve = record["curve"]
+            axis.plot(
+                [r["updates"] for r in curve],
+                [r["held_out_pairs_accuracy"] for r in curve],
+                color=colours[run.agent],
+                linewidth=0.9,
+                alpha=0.8,
+                label=run.agent if run.seed == FRONT_END_SEEDS[0] else None,
+            )
+        axis.axhline(TARGET, color="#999999", linewidth=0.7, linestyle="--")
+        axis.axvline(GOAL_UPDATES, color="#999999", linewidth=0.7, linestyle=":")
+        axis.set_xlim(0, CAP)
+        axis.set_ylim(0.45, 1.0)
+        axis.set_xlabel("updates (batch 64)")
+        axis.set_title(candidate, fontsize=8)
+        axis.grid(alpha=0.3)
+    axes.flat[0].set_ylabel("accuracy on held-out pairs")
+    axes.flat[0].legend(loc="lower right", fontsize=7)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=80, metadata={"Software": None})
+    plt.close(figure)
+    return path
 
 
 def diagnosis_lines():
@@ -314,6 +446,9 @@ def code_records(folder=RESULTS):
     for path in sorted(Path(folder).rglob("diagnosis.json")):
         entries = json.loads(path.read_text(encoding="utf-8"))
         found += [entry["code"] for entry in entries if isinstance(entry, dict) and "code" in entry]
+    if (Path(folder) / FRONT_END_INIT.name).exists():
+        entries = json.loads((Path(folder) / FRONT_END_INIT.name).read_text(encoding="utf-8"))
+        found += [entry["provenance"] for entry in entries]
     return found
 
 
@@ -328,9 +463,10 @@ def page(records):
         "`studies/trainability/results/`.",
         "",
         "```bash",
-        ".venv/bin/python studies/trainability/diagnose.py  # results/diagnosis.json",
-        ".venv/bin/python studies/trainability/run.py       # the screen, then the confirmation",
-        ".venv/bin/python studies/trainability/report.py    # this page",
+        ".venv/bin/python studies/trainability/diagnose.py              # results/diagnosis.json",
+        ".venv/bin/python studies/trainability/diagnose.py --front-end  # front-end-init.json",
+        ".venv/bin/python studies/trainability/run.py    # the screen, confirmation, front end",
+        ".venv/bin/python studies/trainability/report.py                # this page",
         "```",
         "",
         "## The diagnosis",
@@ -351,6 +487,26 @@ def page(records):
     confirmation = confirmation_lines(records)
     if confirmation:
         lines += ["## The confirmation", "", *confirmation, ""]
+    lines += [
+        "## The front end",
+        "",
+        "By [the front end's plan](front-end-plan.md) (written before its runs, after "
+        "exploratory runs on seeds 1-3 that it declares): the screen's candidate (the remedy) "
+        "with the pixels scaled to [-1, 1] (`centre_pixels`) and wider convolutions, both "
+        f"models, seeds {FRONT_END_SEEDS[0]}-{FRONT_END_SEEDS[-1]}, Adam at 3e-4, cap {CAP:,} "
+        f"updates; a candidate meets the goal when every run reaches {TARGET} on held-out "
+        f"pairs within {GOAL_UPDATES:,} updates (64,000 examples).",
+        "",
+        *front_end_init_lines(),
+        *front_end_lines(records),
+        "",
+    ]
+    if FRONT_END_CURVES.exists():
+        lines += [
+            f"![Held-out-pair accuracy against updates, every front-end run](figures/"
+            f"{FRONT_END_CURVES.name})",
+            "",
+        ]
     lines += [
         "## In reinforcement learning: bridge-small",
         "",
@@ -413,9 +569,11 @@ def main(argv=None):
     if parser.parse_args(argv).pilot_decision:
         print(pilot_decision(rl_runs(PILOT)) or "open")
         return 0
+    records = load_records(RESULTS)
+    draw_front_end_curves(records)
     draw_rl_curves()
     draw_pilot_curves()
-    PAGE.write_text(page(load_records(RESULTS)), encoding="utf-8")
+    PAGE.write_text(page(records), encoding="utf-8")
     print(f"wrote {PAGE}")
     return 0
 

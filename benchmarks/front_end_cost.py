@@ -1,0 +1,106 @@
+"""What the trainability study's front end costs in training: the Keras engine's frames/s with each
+front-end candidate against the remedy it builds on, both agents, in one invocation.
+
+    .venv/bin/python benchmarks/front_end_cost.py [--presets bridge-small bridge-medium]
+        [--agents relational simplicial] [--seconds 15] [--markdown FILE] [--json FILE]
+
+For each (preset, agent) and each candidate of studies/trainability/front-end-plan.md that changes
+the model's cost (the remedy, `conv_64`, `conv_128`; `centre_pixels` alone costs nothing), with
+the preset's own recipe, 64 boards and seed 1, `experiments.engine_throughput.engine_figures`
+measures the engine's frames/s (acting and learning for `--seconds` after a compiling iteration)
+and the bare model's per-frame limit (one learner step and one acting forward pass, each the
+median of `--repeats`). Each figure is also given as a ratio to the remedy's on the same preset and
+agent, measured in the same invocation. Keep the machine otherwise idle while it runs; its wall
+time is about presets x agents x 3 x (`--seconds` + 30 s).
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+BOARDS = 64
+MEASURED = ("remedy", "remedy+centre_pixels+conv_64", "remedy+centre_pixels+conv_128")
+
+
+def markdown(results, backend):
+    lines = [
+        f"| preset | agent | candidate | frames/s ({backend}) | / remedy | learner step (ms) | "
+        "acting pass (ms) | model limit frames/s | limit / remedy's |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['preset']} | {r['agent']} | {r['candidate']} | {r['frames_per_s']:,.0f} | "
+            f"{r['frames_over_remedy']:.2f} | {r['learn_ms']:.1f} | {r['act_ms']:.1f} | "
+            f"{r['limit_frames_per_s']:,.0f} | {r['limit_over_remedy']:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    from keras_simplicial.agents.imitation.trainability_study import candidate_config
+    from keras_simplicial.agents.training.presets import PRESETS
+    from keras_simplicial.agents.training.run_arguments import AGENTS, RunArguments
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--presets", nargs="+", choices=sorted(PRESETS), default=["bridge-small", "bridge-medium"]
+    )
+    parser.add_argument("--agents", nargs="+", choices=AGENTS, default=["relational", "simplicial"])
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--markdown", default=None, help="also write the table to this file")
+    parser.add_argument("--json", default=None, help="also write the figures to this file")
+    args = parser.parse_args(argv)
+    if args.seconds <= 0 or args.repeats < 1:
+        parser.error("--seconds must be > 0 and --repeats a positive integer.")
+
+    import keras
+
+    from keras_simplicial.agents.experiments.engine_throughput import engine_figures
+    from keras_simplicial.agents.provenance import provenance
+
+    backend = keras.backend.backend()
+    results = []
+    for preset in args.presets:
+        for agent in args.agents:
+            remedy = None
+            for candidate in MEASURED:
+                arguments = RunArguments.from_preset(
+                    preset, agent, engine="keras", seed=1, num_envs_per_env_runner=BOARDS,
+                    model_overrides=candidate_config(candidate),
+                    overrides={"min_time_s_per_iteration": 0},
+                )  # fmt: skip
+                figures = engine_figures(arguments, args.seconds, args.repeats)
+                remedy = remedy or figures
+                results.append(
+                    {
+                        **figures,
+                        "preset": preset,
+                        "candidate": candidate,
+                        "frames_over_remedy": figures["frames_per_s"] / remedy["frames_per_s"],
+                        "limit_over_remedy": (
+                            figures["limit_frames_per_s"] / remedy["limit_frames_per_s"]
+                        ),
+                    }
+                )
+                print(json.dumps(results[-1]), flush=True)
+    text = markdown(results, backend)
+    print(text)
+    if args.markdown:
+        Path(args.markdown).write_text(text, encoding="utf-8")
+    if args.json:
+        record = {
+            "backend": backend,
+            "boards": BOARDS,
+            "seconds": args.seconds,
+            "results": results,
+            "code": provenance(),
+        }
+        Path(args.json).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
