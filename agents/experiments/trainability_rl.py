@@ -1,10 +1,14 @@
 """The trainability study's RL campaigns, read from their run directories (studies/trainability/):
-bridge-small (rl-plan.md), the bridge-medium pilot (pilot-plan.md) and what the pilot's decision
-leads to (comparison-plan.md, ladder-plan.md). The study's report.py writes its page from these;
-its scripts ask `pilot_decision` (through `report.py --pilot-decision`) before they run.
+bridge-small (rl-plan.md), the bridge-medium pilot (pilot-plan.md), the front end's two campaigns
+(front-end-rl-plan.md) and what the pilots' decisions lead to (comparison-plan.md, ladder-plan.md,
+as front-end-rl-plan.md amends them). The study's report.py writes its page from these; its scripts
+ask `pilot_decision` and `next_campaign` (through `report.py --pilot-decision` and `--campaign`)
+before they run.
 
     runs = rl_runs("studies/trainability/results/bridge-medium-pilot")
     pilot_decision(runs)            # "go", "no-go" or None (open)
+    next_campaign("no-go", "go", campaign_finished(rl_runs(bridge_small_front_end)))
+                                    # ("comparison", "front end")
 """
 
 import csv
@@ -94,10 +98,34 @@ def pilot_decision(runs):
     return "no-go" if finished >= set(AGENTS) else None
 
 
-def pilot_lines(runs):
-    """The pilot's section of the trainability page: a row per run, then the decision."""
+BRIDGE_SMALL_SEEDS = range(1, 9)  # rl-plan.md: seeds 1-8 per agent
+
+
+def campaign_finished(runs, seeds=BRIDGE_SMALL_SEEDS):
+    """Whether every run of a bridge-small campaign (both agents, `seeds`) has its evaluations."""
+    done = {(r["agent"], r["seed"]) for r in runs if "best_greedy" in r["evaluations"]}
+    return done >= {(agent, seed) for agent in AGENTS for seed in seeds}
+
+
+def next_campaign(first_pilot, front_end_pilot, bridge_small_front_end_finished):
+    """front-end-rl-plan.md, section 3: what the pilots' decisions ("go", "no-go" or None) lead
+    to once both have decided and bridge-small with the front end has finished: ("comparison",
+    "front end") when the front end's pilot says go, ("comparison", "remedy") when only the first
+    pilot does, ("ladder", "front end") when neither does; None until then."""
+    if first_pilot is None or front_end_pilot is None or not bridge_small_front_end_finished:
+        return None
+    if front_end_pilot == "go":
+        return ("comparison", "front end")
+    if first_pilot == "go":
+        return ("comparison", "remedy")
+    return ("ladder", "front end")
+
+
+def pilot_lines(runs, script="run-bridge-medium-pilot.sh"):
+    """A pilot's section of the trainability page: a row per run, then the decision; `script`
+    starts it."""
     if not runs:
-        return ["Not started yet (`studies/trainability/run-bridge-medium-pilot.sh`)."]
+        return [f"Not started yet (`studies/trainability/{script}`)."]
     types = sorted({name for run in runs for name in run["recent_by_type"]})
     lines = [
         "| run | steps | "

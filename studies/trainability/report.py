@@ -5,6 +5,8 @@ bridge-medium pilot (pilot-plan.md).
 
     .venv/bin/python studies/trainability/report.py
     .venv/bin/python studies/trainability/report.py --pilot-decision  # go, no-go or open
+    .venv/bin/python studies/trainability/report.py --front-end-pilot-decision
+    .venv/bin/python studies/trainability/report.py --campaign  # {"campaign": ..., ...}
 """
 
 import json
@@ -17,7 +19,9 @@ from keras_simplicial.agents.experiments.trainability_rl import (
     LEARNS,
     PILOT_STEPS,
     RECENT,
+    campaign_finished,
     evaluation_pair,
+    next_campaign,
     pilot_decision,
     pilot_lines,
     rl_runs,
@@ -32,7 +36,9 @@ from keras_simplicial.agents.imitation.trainability_study import (
     FRONT_END_SEEDS,
     GOAL_UPDATES,
     MODELS,
+    REMEDY,
     TARGET,
+    candidate_config,
     candidate_scores,
     chosen_for_confirmation,
     confirmation_runs,
@@ -312,6 +318,24 @@ BRIDGE_SMALL = RESULTS / "bridge-small"
 CURVES = STUDY / "figures" / "bridge-small-curves.png"
 PILOT = RESULTS / "bridge-medium-pilot"
 PILOT_CURVES = STUDY / "figures" / "bridge-medium-pilot-curves.png"
+FRONT_END_PILOT = RESULTS / "bridge-medium-front-end-pilot"
+BRIDGE_SMALL_FRONT_END = RESULTS / "bridge-small-front-end"
+
+
+def campaign(records):
+    """front-end-rl-plan.md, section 3, on the committed results: {"campaign": "comparison",
+    "ladder" or "wait", "model_config": the model config it trains (None while waiting)}."""
+    chosen = next_campaign(
+        pilot_decision(rl_runs(PILOT)),
+        pilot_decision(rl_runs(FRONT_END_PILOT)),
+        campaign_finished(rl_runs(BRIDGE_SMALL_FRONT_END)),
+    )
+    if chosen is None:
+        return {"campaign": "wait", "model_config": None}
+    kind, model = chosen
+    answer = front_end_decision(records)["answer"]
+    config = REMEDY if model == "remedy" else candidate_config(answer)
+    return {"campaign": kind, "model_config": config}
 
 
 def draw_rl_curves(folder=BRIDGE_SMALL, path=CURVES):
@@ -531,8 +555,11 @@ def page(records):
         "",
         "Both of the pilot's outcomes were planned before its first run: on go the paper's "
         "comparison ([its plan](comparison-plan.md), `run-bridge-medium-comparison.sh`), on "
-        "no-go the ladder ([its plan](ladder-plan.md), `run-ladder.sh`); each script refuses "
-        "the other decision.",
+        "no-go the ladder ([its plan](ladder-plan.md), `run-ladder.sh`). Before the pilot "
+        "decided, [the front end's RL plan](front-end-rl-plan.md) amended both: a second pilot "
+        "with the front end and bridge-small with it run first, the comparison runs when either "
+        "pilot says go (with the front end when its pilot does), the ladder when neither does "
+        "(with the front end); each script runs only on what `report.py --campaign` answers.",
         "",
     ]
     if PILOT_CURVES.exists():
@@ -541,6 +568,30 @@ def page(records):
             f"{PILOT_CURVES.name})",
             "",
         ]
+    lines += [
+        "## In reinforcement learning: the front end",
+        "",
+        "By [the front end's RL plan](front-end-rl-plan.md) (written before its runs and before "
+        "the first pilot decided): the pilot's runs with the front end's model "
+        "(`run-bridge-medium-front-end-pilot.sh`, after the first pilot has decided), then "
+        "bridge-small's with it (`run-bridge-small-front-end.sh`, after that pilot).",
+        "",
+        "**The pilot with the front end**:",
+        "",
+        *pilot_lines(rl_runs(FRONT_END_PILOT), "run-bridge-medium-front-end-pilot.sh"),
+        "",
+        "**Bridge-small with the front end**:",
+        "",
+        *(
+            rl_lines(rl_runs(BRIDGE_SMALL_FRONT_END))
+            if rl_runs(BRIDGE_SMALL_FRONT_END)
+            else ["Not started yet (`studies/trainability/run-bridge-small-front-end.sh`)."]
+        ),
+        "",
+        f"**What the committed results call for next** (`report.py --campaign`): "
+        f"{campaign(records)['campaign']}.",
+        "",
+    ]
     lines += [
         "## Which code made these results",
         "",
@@ -566,8 +617,24 @@ def main(argv=None):
         action="store_true",
         help="print the bridge-medium pilot's decision (go, no-go or open) and write nothing",
     )
-    if parser.parse_args(argv).pilot_decision:
-        print(pilot_decision(rl_runs(PILOT)) or "open")
+    parser.add_argument(
+        "--front-end-pilot-decision",
+        action="store_true",
+        help="print the front end's bridge-medium pilot's decision (go, no-go or open)",
+    )
+    parser.add_argument(
+        "--campaign",
+        action="store_true",
+        help="print, as JSON, the campaign the pilots' decisions call for (front-end-rl-plan.md, "
+        "section 3) and its model config",
+    )
+    args = parser.parse_args(argv)
+    if args.pilot_decision or args.front_end_pilot_decision:
+        folder = PILOT if args.pilot_decision else FRONT_END_PILOT
+        print(pilot_decision(rl_runs(folder)) or "open")
+        return 0
+    if args.campaign:
+        print(json.dumps(campaign(load_records(RESULTS))))
         return 0
     records = load_records(RESULTS)
     draw_front_end_curves(records)

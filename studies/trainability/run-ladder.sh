@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# The ladder on no-go (ladder-plan.md): runs only when the bridge-medium pilot's decision is
-# "no-go". Rung 1: tie-aware DAgger with the remedy, relational then simplicial, each best model
+# The ladder on no-go (ladder-plan.md): runs only when the committed results call for it
+# (front-end-rl-plan.md, section 3: both pilots said no-go), with the model they name (the front
+# end's). Rung 1: tie-aware DAgger with it, relational then simplicial, each best model
 # evaluated greedily on 1,000 length-2 episodes. Rung 2: RL started from each rung-1 model that won
 # at least 0.9 of them, 5M steps, then the same evaluation of its best and final checkpoints.
 # Resumable: run it again to go on.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-decision=$(.venv/bin/python studies/trainability/report.py --pilot-decision)
-if [ "$decision" != no-go ]; then
-  echo "The bridge-medium pilot's decision is '$decision', not 'no-go': ladder-plan.md runs only on no-go." >&2
+campaign=$(.venv/bin/python studies/trainability/report.py --campaign)
+field() {  # NAME: a field of the answer (a string as it is, anything else as JSON)
+  .venv/bin/python -c 'import json, sys; v = json.loads(sys.argv[1])[sys.argv[2]]; print(v if isinstance(v, str) else json.dumps(v))' "$campaign" "$1"
+}
+if [ "$(field campaign)" != ladder ]; then
+  echo "The committed results call for '$(field campaign)', not 'ladder' (front-end-rl-plan.md, section 3)." >&2
   exit 1
 fi
-REMEDY='{"entity_norm": true, "mlp_units": [256]}'
+MODEL=$(field model_config)
 LENGTH_2='{"min_solution_length": 2}'
 RESULTS=studies/trainability/results
 length2() {  # CHECKPOINT OUTPUT: the greedy length-2 evaluation, once
@@ -24,7 +28,7 @@ for agent in relational simplicial; do
     nice -n 19 .venv/bin/keras-simplicial dagger --resume --out "$dagger"
   else
     nice -n 19 .venv/bin/keras-simplicial dagger --preset bridge-medium --agent "$agent" \
-      --seed 1 --model-config "$REMEDY" --out "$dagger"
+      --seed 1 --model-config "$MODEL" --out "$dagger"
   fi
   length2 "$dagger/best" "$dagger/evaluation_best_length2_greedy.json"
 done
@@ -41,7 +45,7 @@ for agent in relational simplicial; do
     nice -n 19 .venv/bin/keras-simplicial train --resume --out "$run" --stop-timesteps 5000000
   else
     nice -n 19 .venv/bin/keras-simplicial train --preset bridge-medium --engine keras \
-      --agent "$agent" --seed 1 --model-config "$REMEDY" --init-policy "$dagger/best" \
+      --agent "$agent" --seed 1 --model-config "$MODEL" --init-policy "$dagger/best" \
       --stop-timesteps 5000000 --out "$run"
   fi
   best=$(.venv/bin/python -c 'import json, sys; print(json.load(open(sys.argv[1]))["checkpoint"])' \

@@ -1,6 +1,7 @@
 """The trainability study's RL campaigns (agents/experiments/trainability_rl.py): the training win
 rate per puzzle type, the length-2 evaluation and pilot-plan.md's go/no-go rule, on a copy of a
-committed run; and the decision its scripts ask report.py for before they run."""
+committed run; front-end-rl-plan.md's rule for what the pilots lead to; and the answers its scripts
+ask report.py for before they run."""
 
 import json
 import os
@@ -10,6 +11,8 @@ import sys
 from pathlib import Path
 
 from keras_simplicial.agents.experiments.trainability_rl import (
+    campaign_finished,
+    next_campaign,
     pilot_decision,
     pilot_lines,
     rl_runs,
@@ -51,17 +54,59 @@ def test_the_pilot_table_reads_a_runs_puzzle_types_and_its_length_2_evaluation(t
     assert lines[-1].startswith("**Decision**: open")
 
 
-def test_the_pilots_outcomes_run_only_on_their_decision():
+def test_the_front_end_pilot_decides_the_model_and_both_pilots_the_campaign():
+    assert next_campaign(None, "go", True) is None  # the first pilot still open
+    assert next_campaign("go", None, True) is None
+    assert next_campaign("no-go", "go", False) is None  # bridge-small with the front end runs first
+    assert next_campaign("no-go", "go", True) == ("comparison", "front end")
+    assert next_campaign("go", "go", True) == ("comparison", "front end")
+    assert next_campaign("go", "no-go", True) == ("comparison", "remedy")
+    assert next_campaign("no-go", "no-go", True) == ("ladder", "front end")
+
+
+def test_a_bridge_small_campaign_finishes_with_every_seed_of_both_agents_evaluated():
+    runs = [
+        {"agent": agent, "seed": seed, "evaluations": {"best_greedy": 1.0}}
+        for agent in ("relational", "simplicial")
+        for seed in range(1, 9)
+    ]
+    assert campaign_finished(runs)
+    runs[-1]["evaluations"] = {}  # simplicial seed 8 still training
+    assert not campaign_finished(runs)
+    assert not campaign_finished(runs[:8])
+
+
+def report(*flags):
     result = subprocess.run(
-        [sys.executable, str(STUDY / "report.py"), "--pilot-decision"],
+        [sys.executable, str(STUDY / "report.py"), *flags],
         capture_output=True,
         text=True,
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout
+
+
+def test_the_pilots_outcomes_run_only_on_their_decision():
     expected = pilot_decision(rl_runs(STUDY / "results" / "bridge-medium-pilot")) or "open"
-    assert result.stdout == expected + "\n"
-    for name, decision in (("run-bridge-medium-comparison.sh", "go"), ("run-ladder.sh", "no-go")):
+    assert report("--pilot-decision") == expected + "\n"
+    answer = json.loads(report("--campaign"))
+    assert set(answer) == {"campaign", "model_config"}
+    if answer["campaign"] == "wait":
+        assert answer["model_config"] is None
+    else:
+        assert answer["model_config"]["entity_norm"] is True
+    for name, kind in (
+        ("run-bridge-medium-comparison.sh", "comparison"),
+        ("run-ladder.sh", "ladder"),
+    ):
         script = (STUDY / name).read_text()
-        assert "report.py --pilot-decision" in script and f'"$decision" != {decision} ]' in script
+        assert "report.py --campaign" in script and f"!= {kind} ]" in script
+        assert '--model-config "$MODEL"' in script
+    for name, flag in (
+        ("run-bridge-medium-front-end-pilot.sh", "--pilot-decision"),
+        ("run-bridge-small-front-end.sh", "--front-end-pilot-decision"),
+    ):
+        script = (STUDY / name).read_text()
+        assert f"report.py {flag})" in script and "= open ]" in script
