@@ -7,6 +7,7 @@ bridge-medium pilot (pilot-plan.md).
     .venv/bin/python studies/trainability/report.py --pilot-decision  # go, no-go or open
     .venv/bin/python studies/trainability/report.py --front-end-pilot-decision
     .venv/bin/python studies/trainability/report.py --campaign  # {"campaign": ..., ...}
+    .venv/bin/python studies/trainability/report.py --front-end-config  # the front end's answer
 """
 
 import json
@@ -628,7 +629,19 @@ def main(argv=None):
         help="print, as JSON, the campaign the pilots' decisions call for (front-end-rl-plan.md, "
         "section 3) and its model config",
     )
+    parser.add_argument(
+        "--front-end-config",
+        action="store_true",
+        help="print, as JSON, the model config of the front end's answer (front-end-plan.md)",
+    )
     args = parser.parse_args(argv)
+    if args.front_end_config:
+        answer = front_end_decision(load_records(RESULTS))
+        if answer is None or answer["answer"] is None:
+            print("The front end has no answer (front-end-plan.md, section 4).", file=sys.stderr)
+            return 1
+        print(json.dumps(candidate_config(answer["answer"])))
+        return 0
     if args.pilot_decision or args.front_end_pilot_decision:
         folder = PILOT if args.pilot_decision else FRONT_END_PILOT
         print(pilot_decision(rl_runs(folder)) or "open")

@@ -104,9 +104,14 @@ def test_the_pilots_outcomes_run_only_on_their_decision():
         script = (STUDY / name).read_text()
         assert "report.py --campaign" in script and f"!= {kind} ]" in script
         assert '--model-config "$MODEL"' in script
-    for name, flag in (
-        ("run-bridge-medium-front-end-pilot.sh", "--pilot-decision"),
-        ("run-bridge-small-front-end.sh", "--front-end-pilot-decision"),
+    for name, flag, runs in (
+        ("run-bridge-medium-front-end-pilot.sh", "--pilot-decision", "run-bridge-medium-pilot.sh"),
+        ("run-bridge-small-front-end.sh", "--front-end-pilot-decision", "run-bridge-small.sh"),
     ):
         script = (STUDY / name).read_text()
         assert f"report.py {flag})" in script and "= open ]" in script
+        assert "report.py --front-end-config)" in script
+        assert f"exec bash studies/trainability/{runs}" in script
+        assert '--model-config "$MODEL"' in (STUDY / runs).read_text()
+    front_end = json.loads(report("--front-end-config"))
+    assert front_end["centre_pixels"] is True and front_end["conv_filters"] == [128, 128]
