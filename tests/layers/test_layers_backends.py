@@ -69,7 +69,9 @@ SCRIPT = textwrap.dedent(
         out = keras.ops.convert_to_numpy(
             layer(x, x, padding_mask=padding, use_causal_mask=causal))
         expected = keras.ops.convert_to_numpy(layer(real, real, use_causal_mask=causal))
-        np.testing.assert_allclose(out[:, 3:], expected, rtol=1e-5, atol=1e-5)
+        # float32 sums in another order (the padding is 10 times the scale): 1.3e-5 was seen on
+        # TensorFlow's CPU kernels; a padding that leaked in would be of order 1.
+        np.testing.assert_allclose(out[:, 3:], expected, rtol=1e-4, atol=1e-4)
         assert np.all(out[:, :3] == 0.0)
 
     # Decoding with caches: one position a step equals the windowed pass (every attention and
