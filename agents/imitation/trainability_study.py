@@ -39,7 +39,7 @@ SCREEN_SEED = 1
 CONFIRMATION_SEEDS = (1, 2, 3)
 CONFIRMED = 2  # how many candidates the screen sends to the confirmation
 # ---------------------------------------------------------- fixed by front-end-plan.md (2 and 3)
-REMEDY = {"entity_norm": True, "mlp_units": [256]}  # the screen's candidate, the RL campaigns'
+REMEDY = dict(CANDIDATES)["entity_norm+one_mlp_layer"]  # the screen's answer, the RL campaigns'
 FRONT_END_CANDIDATES = (
     ("remedy", REMEDY),
     ("remedy+centre_pixels", {**REMEDY, "centre_pixels": True}),

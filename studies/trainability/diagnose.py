@@ -55,7 +55,6 @@ def main(argv=None):
 
 
 def along_training(args):
-
     from keras_simplicial.agents.imitation.held_keys_diagnosis import flat_start_diagnosis
     from keras_simplicial.agents.imitation.trainability_study import (
         MODELS,

@@ -65,6 +65,12 @@ def cell(updates):
     return "censored" if updates is None else f"{updates:,}"
 
 
+def median_cell(updates):
+    """The median of runs' updates to the target, a censored run counting as later than any."""
+    median = statistics.median(float("inf") if u is None else u for u in updates)
+    return cell(None if median == float("inf") else int(median))
+
+
 def screen_table(records):
     lines = [
         "| candidate | learning rate | model | 0.9 on held-out pairs at (updates) | held-out "
@@ -140,11 +146,7 @@ def confirmation_lines(records):
             within = complete and all(u is not None and u <= GOAL_UPDATES for u in updates)
             failed = failed or any(u is None or u > GOAL_UPDATES for u in updates)
             open_runs = open_runs or not complete
-            median = (
-                cell(statistics.median(u if u is not None else CAP + 1 for u in updates))
-                if complete
-                else "-"
-            )
+            median = median_cell(updates) if complete else "-"
             lines.append(
                 f"| {candidate} | {rate:g} | {agent} | {' | '.join(cells)} | {median} | "
                 f"{'yes' if within else 'no' if complete else 'open'} |"
@@ -176,8 +178,7 @@ def front_end_init_lines():
     ]
     grouped = {}
     for e in entries:
-        values = tuple(e[key] for key in ("conv_1/dead", "conv_1/state_sd", "conv_2/dead"))
-        values += (e["conv_2/state_sd"],)
+        values = (e["conv_1/dead"], e["conv_1/state_sd"], e["conv_2/dead"], e["conv_2/state_sd"])
         grouped.setdefault((e["candidate"], e["seed"]), []).append((e["agent"], values))
     for (candidate, seed), measured in grouped.items():
         # Both models draw their convolutions alike, so they usually start the same.
@@ -210,12 +211,7 @@ def front_end_lines(records):
             ]
             done = [updates_to_target(r) for r in records_of if r is not None and r["finished"]]
             within = sum(u is not None and u <= GOAL_UPDATES for u in done)
-            median = (
-                cell(statistics.median(u if u is not None else CAP + 1 for u in done))
-                if len(done) == len(chosen)
-                else "-"
-            )
-            median = "censored" if median == f"{CAP + 1:,}" else median
+            median = median_cell(done) if len(done) == len(chosen) else "-"
             lines.append(
                 f"| {candidate} | {agent} | {' | '.join(cells)} | {median} | "
                 f"{within} of {len(chosen)} |"
@@ -376,9 +372,10 @@ def draw_rl_curves(folder=BRIDGE_SMALL, path=CURVES):
     plt.close(figure)
 
 
-def rl_lines(runs):
+def rl_lines(runs, script="run-bridge-small.sh"):
+    """A bridge-small campaign's section of the page; `script` starts it."""
     if not runs:
-        return ["No run has started yet (`studies/trainability/run-bridge-small.sh`)."]
+        return [f"No run has started yet (`studies/trainability/{script}`)."]
     lines = [
         "| agent | seed | steps | training win rate, last | first at 0.9 (steps) | best: "
         "greedy, sampled | final: greedy, sampled | learns (best greedy >= 0.9) |",
@@ -583,11 +580,7 @@ def page(records):
         "",
         "**Bridge-small with the front end**:",
         "",
-        *(
-            rl_lines(rl_runs(BRIDGE_SMALL_FRONT_END))
-            if rl_runs(BRIDGE_SMALL_FRONT_END)
-            else ["Not started yet (`studies/trainability/run-bridge-small-front-end.sh`)."]
-        ),
+        *rl_lines(rl_runs(BRIDGE_SMALL_FRONT_END), "run-bridge-small-front-end.sh"),
         "",
         f"**What the committed results call for next** (`report.py --campaign`): "
         f"{campaign(records)['campaign']}.",
