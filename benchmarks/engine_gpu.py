@@ -47,6 +47,10 @@ import sys
 import time
 from pathlib import Path
 
+# The checkout this script is in: the package may run from an installed copy, and the record names
+# the code of this tree (its commit where it is a git checkout, and its sources' hash).
+CHECKOUT = Path(__file__).resolve().parents[1]
+
 #: The distributions the GPU machine's image lacks (docs: device/KINDS.md), taken at the versions
 #: this machine runs.
 WHEELS = ("keras", "namex", "optree", "gymnasium", "farama-notifications", "tensorboardX")
@@ -79,18 +83,24 @@ def device_name():
 def run(args):
     import keras
 
+    from keras_simplicial.agents.atomic_files import atomic_write_json
     from keras_simplicial.agents.experiments.engine_throughput import (
         engine_figures,
         overlap_figures,
         train_to_target,
         unpack_run,
-        write_json,
     )
+    from keras_simplicial.agents.provenance import provenance
     from keras_simplicial.agents.training.run_arguments import RunArguments
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    record = {"backend": keras.backend.backend(), "device": device_name(), "throughput": []}
+    record = {
+        "backend": keras.backend.backend(),
+        "device": device_name(),
+        "code": provenance(CHECKOUT),
+        "throughput": [],
+    }
     started = time.perf_counter()
     for agent in args.agents:
         for boards in args.boards:
@@ -104,12 +114,12 @@ def run(args):
             figures = engine_figures(arguments, args.seconds, args.repeats)
             record["throughput"].append(figures)
             print(json.dumps(figures), flush=True)
-            write_json(out / "engine_gpu.json", record)
+            atomic_write_json(out / "engine_gpu.json", record, indent=1, sort_keys=True)
             if boards == args.overlap_boards:
                 overlap = overlap_figures(arguments, args.seconds, rounds=2)
                 record.setdefault("overlap", []).append(overlap)
                 print(json.dumps(overlap), flush=True)
-                write_json(out / "engine_gpu.json", record)
+                atomic_write_json(out / "engine_gpu.json", record, indent=1, sort_keys=True)
     record["throughput_seconds"] = time.perf_counter() - started
 
     agent = args.train_agent
@@ -136,7 +146,7 @@ def run(args):
         progress="plain",
     )
     print(json.dumps(record["training"]), flush=True)
-    write_json(out / "engine_gpu.json", record)
+    atomic_write_json(out / "engine_gpu.json", record, indent=1, sort_keys=True)
     return 0
 
 

@@ -16,7 +16,6 @@ of the same engine, measured back to back. Keep the machine otherwise idle; the 
 import argparse
 import json
 import sys
-from pathlib import Path
 
 BOARDS = 64
 
@@ -40,6 +39,10 @@ def markdown(results, backend):
 
 
 def main(argv=None):
+    from keras_simplicial.agents.experiments.benchmark_files import (
+        add_output_arguments,
+        write_outputs,
+    )
     from keras_simplicial.agents.training.presets import PRESETS
     from keras_simplicial.agents.training.run_arguments import AGENTS, RunArguments
 
@@ -50,8 +53,7 @@ def main(argv=None):
     parser.add_argument("--agents", nargs="+", choices=AGENTS, default=["relational", "simplicial"])
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--markdown", default=None, help="also write the table to this file")
-    parser.add_argument("--json", default=None, help="also write the figures to this file")
+    add_output_arguments(parser)
     args = parser.parse_args(argv)
     if args.seconds <= 0 or args.rounds < 1:
         parser.error(
@@ -76,11 +78,8 @@ def main(argv=None):
             print(json.dumps(results[-1]), flush=True)
     text = markdown(results, backend)
     print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text, encoding="utf-8")
-    if args.json:
-        record = {"backend": backend, "boards": BOARDS, "seconds": args.seconds, "results": results}
-        Path(args.json).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    record = {"backend": backend, "boards": BOARDS, "seconds": args.seconds, "results": results}
+    write_outputs(args, text, record)
     return 0
 
 

@@ -72,6 +72,10 @@ def markdown(results, backend):
 
 
 def main(argv=None):
+    from keras_simplicial.agents.experiments.benchmark_files import (
+        add_output_arguments,
+        write_outputs,
+    )
     from keras_simplicial.agents.training.presets import PRESETS
     from keras_simplicial.agents.training.run_arguments import AGENTS, RunArguments
 
@@ -83,8 +87,7 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--warmup-s", type=float, default=20.0)
     parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--markdown", default=None, help="also write the table to this file")
-    parser.add_argument("--json", default=None, help="also write the figures to this file")
+    add_output_arguments(parser)
     args = parser.parse_args(argv)
 
     import keras
@@ -109,11 +112,8 @@ def main(argv=None):
                 print(json.dumps(results[-1]), flush=True)
     text = markdown(results, backend)
     print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text, encoding="utf-8")
-    if args.json:
-        record = {"backend": backend, "boards": BOARDS, "seconds": args.seconds, "results": results}
-        Path(args.json).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    record = {"backend": backend, "boards": BOARDS, "seconds": args.seconds, "results": results}
+    write_outputs(args, text, record)
     return 0
 
 

@@ -17,7 +17,6 @@ time is about presets x agents x 3 x (`--seconds` + 30 s).
 import argparse
 import json
 import sys
-from pathlib import Path
 
 BOARDS = 64
 MEASURED = ("remedy", "remedy+centre_pixels+conv_64", "remedy+centre_pixels+conv_128")
@@ -39,6 +38,10 @@ def markdown(results, backend):
 
 
 def main(argv=None):
+    from keras_simplicial.agents.experiments.benchmark_files import (
+        add_output_arguments,
+        write_outputs,
+    )
     from keras_simplicial.agents.imitation.trainability_study import candidate_config
     from keras_simplicial.agents.training.presets import PRESETS
     from keras_simplicial.agents.training.run_arguments import AGENTS, RunArguments
@@ -50,8 +53,7 @@ def main(argv=None):
     parser.add_argument("--agents", nargs="+", choices=AGENTS, default=["relational", "simplicial"])
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--markdown", default=None, help="also write the table to this file")
-    parser.add_argument("--json", default=None, help="also write the figures to this file")
+    add_output_arguments(parser)
     args = parser.parse_args(argv)
     if args.seconds <= 0 or args.repeats < 1:
         parser.error("--seconds must be > 0 and --repeats a positive integer.")
@@ -59,7 +61,6 @@ def main(argv=None):
     import keras
 
     from keras_simplicial.agents.experiments.engine_throughput import engine_figures
-    from keras_simplicial.agents.provenance import provenance
 
     backend = keras.backend.backend()
     results = []
@@ -88,17 +89,8 @@ def main(argv=None):
                 print(json.dumps(results[-1]), flush=True)
     text = markdown(results, backend)
     print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text, encoding="utf-8")
-    if args.json:
-        record = {
-            "backend": backend,
-            "boards": BOARDS,
-            "seconds": args.seconds,
-            "results": results,
-            "code": provenance(),
-        }
-        Path(args.json).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    record = {"backend": backend, "boards": BOARDS, "seconds": args.seconds, "results": results}
+    write_outputs(args, text, record)
     return 0
 
 

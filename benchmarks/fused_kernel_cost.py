@@ -9,7 +9,8 @@ FBGEMM's published figures printed beside them. It has not been run on a GPU yet
 Without a GPU it refuses (the kernels would run in an interpreter, which measures nothing); with
 `--dry-run` it runs tiny shapes on the CPU through Pallas's and Triton's interpreters instead
 (tests/layers/test_fused_kernel_cost.py), to show the command runs. One backend a process (Keras
-picks its backend once); `--out` gets fused_kernel_cost_<backend>.json, naming the code's commit.
+picks its backend once); `--out` gets fused_kernel_cost_<backend>.json, naming the code that
+measured it (`provenance`: its commit and its sources' hash).
 
 On the device (its image has JAX, PyTorch and Triton but no Keras): here, once, the wheels it
 lacks (`.venv/bin/python benchmarks/engine_gpu.py wheels --dir .whl`, `.whl/` ignored); there
@@ -52,12 +53,14 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+# The checkout this script is in: the package may run from an installed copy, and the record names
+# the code of this tree (its commit where it is a git checkout, and its sources' hash).
+CHECKOUT = Path(__file__).resolve().parents[1]
+
 FUSED = {"jax": "pallas", "torch": "triton"}
 
 #: FBGEMM's published 2-simplicial kernel figures, as their sources state them.
@@ -73,15 +76,6 @@ FBGEMM = {
     "head, head_dim 128, w1 = 32, w2 in {256, 512, 1024}, 64 or 128 query heads, N from 1,024 "
     "to 16,384 (the blog's peak is not tied to one of them in its summary)",
 }
-
-
-def code_commit():
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 def gpu_name(backend):
@@ -236,9 +230,12 @@ def main(argv=None):
         )
     import keras
 
+    from keras_simplicial.agents.atomic_files import atomic_write_json
+    from keras_simplicial.agents.provenance import provenance
+
     record = {
         "command": "benchmarks/fused_kernel_cost.py",
-        "commit": code_commit(),
+        "code": provenance(CHECKOUT),
         "backend": args.backend,
         "fused": FUSED[args.backend],
         "device": device or f"CPU ({platform.machine()}), interpreters (--dry-run)",
@@ -259,7 +256,7 @@ def main(argv=None):
                 out = Path(args.out)
                 out.mkdir(parents=True, exist_ok=True)
                 path = out / f"fused_kernel_cost_{args.backend}.json"
-                path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+                atomic_write_json(path, record)
     return record
 
 

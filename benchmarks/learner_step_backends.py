@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 
-from keras_simplicial.agents.atomic_files import atomic_write_json, atomic_write_text
+from keras_simplicial.agents.experiments.benchmark_files import add_output_arguments, write_outputs
 
 BOARDS = 64
 
@@ -95,8 +95,7 @@ def main(argv=None):
         "--torch-threads", nargs="+", type=int, default=[0, 1],
         help="PyTorch's intra-op threads, one measurement each (0: its default, one per core)",
     )  # fmt: skip
-    parser.add_argument("--markdown", default=None, help="also write the table to this file")
-    parser.add_argument("--json", default=None, help="also write the figures to this file")
+    add_output_arguments(parser)
     parser.add_argument("--this-process", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.this_process:
@@ -124,11 +123,8 @@ def main(argv=None):
         results += figures
     text = markdown(results)
     print(text)
-    if args.markdown:
-        atomic_write_text(args.markdown, text)
-    if args.json:
-        record = {"preset": args.preset, "boards": BOARDS, "repeats": args.repeats}
-        atomic_write_json(args.json, {**record, "results": results}, indent=1)
+    record = {"preset": args.preset, "boards": BOARDS, "repeats": args.repeats, "results": results}
+    write_outputs(args, text, record)
     return 0
 
 

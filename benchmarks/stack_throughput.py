@@ -73,12 +73,17 @@ def measure(stack, agent, preset, seconds, warmup_s, workdir):
 
 
 def main(argv=None):
+    from keras_simplicial.agents.experiments.benchmark_files import (
+        add_output_arguments,
+        write_outputs,
+    )
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="easy")
     parser.add_argument("--agents", nargs="+", default=list(AGENTS), choices=AGENTS)
     parser.add_argument("--seconds", type=int, default=90)
     parser.add_argument("--warmup-s", type=float, default=30.0)
-    parser.add_argument("--markdown", default=None, help="also write the table here")
+    add_output_arguments(parser)
     args = parser.parse_args(argv)
     if args.seconds <= args.warmup_s:
         parser.error(f"--seconds ({args.seconds}) must exceed --warmup-s ({args.warmup_s}).")
@@ -107,8 +112,13 @@ def main(argv=None):
         )
     text = "\n".join(lines) + "\n"
     print("\n" + text)
-    if args.markdown:
-        Path(args.markdown).write_text(text, encoding="utf-8")
+    results = [
+        {"agent": agent, "stack": stack, "sampling_frames_per_s": sampling,
+         "trained_frames_per_s": trained}
+        for (stack, agent), (sampling, trained) in measured.items()
+    ]  # fmt: skip
+    record = {"preset": args.preset, "seconds": args.seconds, "warmup_s": args.warmup_s}
+    write_outputs(args, text, {**record, "results": results})
     return 0
 
 

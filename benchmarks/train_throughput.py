@@ -25,7 +25,6 @@ same process (`bare model`), and the training rate as a fraction of it.
 """
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -200,6 +199,8 @@ def ratios(configs):
 
 
 def main(argv=None):
+    from keras_simplicial.agents.experiments.benchmark_files import add_output_arguments
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--presets",
@@ -234,8 +235,7 @@ def main(argv=None):
     )
     parser.add_argument("--seconds", type=float, default=40.0, help="measured time per config")
     parser.add_argument("--warmup", type=float, default=25.0, help="warm-up time per config")
-    parser.add_argument("--json", default=None, help="also write the results here")
-    parser.add_argument("--markdown", default=None, help="also write the tables here")
+    add_output_arguments(parser, table="tables")
     args = parser.parse_args(argv)
 
     from keras_simplicial.agents.training.rllib.trainer import start_ray
@@ -273,13 +273,10 @@ def main(argv=None):
 
 def write_report(args, report, text):
     """Prints the tables and writes them (`--markdown`) and the numbers (`--json`)."""
+    from keras_simplicial.agents.experiments.benchmark_files import write_outputs
+
     print("\n" + text)
-    if args.json:
-        with open(args.json, "w") as stream:
-            json.dump(report, stream, indent=2)
-    if args.markdown:
-        with open(args.markdown, "w") as stream:
-            stream.write(text + "\n")
+    write_outputs(args, text, report)
     return 0
 
 

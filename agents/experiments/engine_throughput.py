@@ -12,7 +12,6 @@ stack) and `benchmarks/engine_gpu.py` (a lent GPU) measure.
 Neither imports TensorFlow or Ray: on a lent GPU machine the engine runs Keras on JAX.
 """
 
-import json
 import queue
 import statistics
 import tarfile
@@ -262,7 +261,3 @@ def train_to_target(
         "seconds": time.perf_counter() - started,
         "frames_per_s": statistics.median(rates) if rates else None,
     }
-
-
-def write_json(path, record):
-    Path(path).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
