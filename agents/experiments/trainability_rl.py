@@ -26,13 +26,22 @@ PILOT_STEPS = 20_000_000  # pilot-plan.md, section 3
 LENGTH_2 = "best_greedy_length2"  # run-bridge-medium-pilot.sh's evaluation of the best checkpoint
 GO = 0.9  # pilot-plan.md: greedy win rate of a best checkpoint on 1,000 length-2 episodes
 RECENT = 50  # iterations averaged for a training win rate per puzzle type
+# The trainability sites a run's metrics rows carry (`trainability.FeatureHealth`), in the signal's
+# order: how much each depends on the state, then the last MLP layer's dead share.
+SITES = {
+    "block_1": "trainability/block_1/state_sd",
+    "block_2": "trainability/block_2/state_sd",
+    "pooled": "trainability/pooled/state_sd",
+    "MLP dead": "trainability/mlp_dead",
+}
 
 
 def rl_runs(folder):
     """One dict per run directory of the RL campaign (rl-plan.md): agent, seed, steps, the
     training win rate of the last iteration, the first step at a training win rate of 0.9, and
-    the four evaluations (None until the run has finished), the length-2 one where made, and the
-    recent training win rate of each puzzle type (`recent_win_rates`)."""
+    the four evaluations (None until the run has finished), the length-2 one where made, the
+    recent training win rate of each puzzle type (`recent_win_rates`) and the trainability sites
+    over the run's second half (`late_sites`)."""
     runs = []
     for run_dir in sorted(Path(folder).glob("*-seed*")):
         arguments = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
@@ -53,6 +62,7 @@ def rl_runs(folder):
                 "first_at_0.9": next((step for step, rate in win if rate >= 0.9), None),
                 "evaluations": {k: v["win_rate"] for k, v in evaluations.items()},
                 "recent_by_type": recent_win_rates(rows),
+                "late_sites": late_sites(rows),
             }
         )
     return runs
@@ -73,6 +83,43 @@ def recent_win_rates(rows, iterations=RECENT):
         if values:
             found[puzzle_type] = statistics.fmean(values[-iterations:])
     return found
+
+
+def late_sites(rows):
+    """{site name of `SITES`: its median over the second half of the run's metrics rows}, for the
+    sites the rows carry (runs started before the trainability columns existed carry none)."""
+    found = {}
+    for name, column in SITES.items():
+        values = [float(r[column]) for r in rows if r.get(column)]
+        if values:
+            found[name] = statistics.median(values[len(values) // 2 :])
+    return found
+
+
+def site_lines(runs):
+    """A campaign's trainability sites (`late_sites`): a row per run that carries them, with its
+    best checkpoint's greedy win rate, then a blank line; nothing when no run carries them."""
+    carried = [r for r in runs if r["late_sites"]]
+    if not carried:
+        return []
+    lines = [
+        "The trainability sites over the second half of each run (the median of its metrics "
+        "rows): how much the block's and the pooled features depend on the state (`state_sd`), "
+        "and the last MLP layer's dead share; runs started before these columns existed have "
+        "none.",
+        "",
+        "| agent | seed | " + " | ".join(SITES) + " | best: greedy |",
+        "|---|---|" + "---|" * len(SITES) + "---|",
+    ]
+    for run in sorted(carried, key=lambda r: (r["agent"], r["seed"])):
+        best = run["evaluations"].get("best_greedy")
+        sites = run["late_sites"]
+        lines.append(
+            f"| {run['agent']} | {run['seed']} | "
+            + " | ".join(f"{sites[n]:.2f}" if n in sites else "-" for n in SITES)
+            + f" | {'running' if best is None else f'{best:.3f}'} |"
+        )
+    return lines + [""]
 
 
 def evaluation_pair(evaluations, kind):

@@ -26,6 +26,7 @@ from keras_simplicial.agents.experiments.trainability_rl import (
     pilot_decision,
     pilot_lines,
     rl_runs,
+    site_lines,
     type_columns,
     type_label,
 )
@@ -475,6 +476,8 @@ def code_records(folder=RESULTS):
 
 
 def page(records):
+    bridge_small, bridge_small_front_end = rl_runs(BRIDGE_SMALL), rl_runs(BRIDGE_SMALL_FRONT_END)
+    pilot, front_end_pilot = rl_runs(PILOT), rl_runs(FRONT_END_PILOT)
     lines = [
         "# Trainability: where the agent model's signal dies, and what lets it learn",
         "",
@@ -537,8 +540,9 @@ def page(records):
         "both agents, 3,000,000 steps, seeds 1-8; the best and the final checkpoint evaluated "
         "greedily and by sampling on 1,000 fresh episodes each.",
         "",
-        *rl_lines(rl_runs(BRIDGE_SMALL)),
+        *rl_lines(bridge_small),
         "",
+        *site_lines(bridge_small),
         f"![Training win rate against steps, every run of both agents](figures/{CURVES.name})",
         "",
         "## In reinforcement learning: the bridge-medium pilot",
@@ -549,8 +553,9 @@ def page(records):
         "(`run-bridge-medium-pilot.sh`); go when a best checkpoint wins at least 0.9 of 1,000 "
         "length-2 episodes greedily.",
         "",
-        *pilot_lines(rl_runs(PILOT)),
+        *pilot_lines(pilot),
         "",
+        *site_lines(pilot),
         "Both of the pilot's outcomes were planned before its first run: on go the paper's "
         "comparison ([its plan](comparison-plan.md), `run-bridge-medium-comparison.sh`), on "
         "no-go the ladder ([its plan](ladder-plan.md), `run-ladder.sh`). Before the pilot "
@@ -576,12 +581,14 @@ def page(records):
         "",
         "**The pilot with the front end**:",
         "",
-        *pilot_lines(rl_runs(FRONT_END_PILOT), "run-bridge-medium-front-end-pilot.sh"),
+        *pilot_lines(front_end_pilot, "run-bridge-medium-front-end-pilot.sh"),
         "",
+        *site_lines(front_end_pilot),
         "**Bridge-small with the front end**:",
         "",
-        *rl_lines(rl_runs(BRIDGE_SMALL_FRONT_END), "run-bridge-small-front-end.sh"),
+        *rl_lines(bridge_small_front_end, "run-bridge-small-front-end.sh"),
         "",
+        *site_lines(bridge_small_front_end),
         f"**What the committed results call for next** (`report.py --campaign`): "
         f"{campaign(records)['campaign']}.",
         "",

@@ -16,6 +16,7 @@ from keras_simplicial.agents.experiments.trainability_rl import (
     pilot_decision,
     pilot_lines,
     rl_runs,
+    site_lines,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -52,6 +53,28 @@ def test_the_pilot_table_reads_a_runs_puzzle_types_and_its_length_2_evaluation(t
     assert "| relational seed 3 | 3,004,800 of 20,000,000 |" in lines[2]
     assert lines[2].endswith("| 0.862, 0.941 | 0.853, 0.901 | 0.500 |")
     assert lines[-1].startswith("**Decision**: open")
+
+
+def test_the_trainability_sites_are_read_over_the_second_half_of_a_run(tmp_path):
+    folder = tmp_path / "relational-seed3"
+    shutil.copytree(COMMITTED, folder, ignore=shutil.ignore_patterns("checkpoints", "exported"))
+    lines = (folder / "metrics.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    column = header.index("trainability/block_2/state_sd")
+    rows = [line.split(",") for line in lines[1:]]
+    half = len(rows) // 2
+    for number, row in enumerate(rows):  # the first half 9.0, the second 0.5 but its last 0.1
+        row[column] = "9.0" if number < half else "0.1" if number == len(rows) - 1 else "0.5"
+    (folder / "metrics.csv").write_text("\n".join([lines[0], *map(",".join, rows)]) + "\n")
+
+    (found,) = rl_runs(tmp_path)
+    assert found["late_sites"]["block_2"] == 0.5
+    assert set(found["late_sites"]) == {"block_1", "block_2", "pooled", "MLP dead"}
+    table = site_lines([found, {**found, "seed": 9, "late_sites": {}}])  # seed 9: no columns
+    assert table[2] == "| agent | seed | block_1 | block_2 | pooled | MLP dead | best: greedy |"
+    assert table[4].startswith("| relational | 3 | ") and "| 0.50 |" in table[4]
+    assert table[4].endswith("| 0.862 |") and table[5:] == [""]
+    assert site_lines([{**found, "late_sites": {}}]) == []
 
 
 def test_the_front_end_pilot_decides_the_model_and_both_pilots_the_campaign():
