@@ -29,6 +29,9 @@ SIMPLICIAL_GAIN_INITIALIZERS = ("ones", "zeros")
 
 # Section 5: V = R^64, two 1-simplicial heads of dim 32, one 2-simplicial head of dim 48, two
 # virtual entities, a 64-wide feed-forward network, the block applied twice, 4 x 256 MLP.
+# run.json records only a run's overrides of these, and every committed run and exported policy is
+# rebuilt from them: they do not change (a test pins them). A new default for new runs is written
+# into their run.json, as the gradient clipping's is (`run_arguments.NEW_RUN_OVERRIDES`).
 PAPER_DEFAULTS = {
     "conv_filters": (12, 24),
     "entity_dim": 64,
@@ -50,7 +53,7 @@ PAPER_DEFAULTS = {
     # easy preset this found the solution in about half the steps of "ones", the paper's block
     # (studies/easy-recipe/, "A zero-initialised gain on the 2-simplicial branch").
     "simplicial_gain_initializer": "zeros",
-    # Not the paper's (off by default until it holds in RL): a LayerNorm on each entity's 62
+    # Not the paper's (off here; for new runs once it holds in RL): a LayerNorm on each entity's 62
     # board features before the 2-d position code joins them. At initialisation those features
     # are small and nearly the same on every board (their root mean square 0.076, their
     # standard deviation over states about 0.02), next to a position code of norm about 1, so every
@@ -62,10 +65,10 @@ PAPER_DEFAULTS = {
     # code; "he_normal" or "he_uniform" (He et al.) keep a ReLU layer's variance (the
     # trainability screen's candidate, studies/trainability/).
     "mlp_kernel_initializer": "glorot_uniform",
-    # Not the paper's (off by default until it holds in RL): pixels scaled to [-1, 1] instead of
-    # the paper's [0, 1]. Every colour of the board is positive in each channel, so a first
-    # convolution filter whose weights sum to a negative value on all colours is a ReLU unit that
-    # is zero on every board, gets no gradient, and stays dead: 8-33% of the 12 filters at
+    # Not the paper's (off here; for new runs once it holds in RL): pixels scaled to [-1, 1]
+    # instead of the paper's [0, 1]. Every colour of the board is positive in each channel, so a
+    # first convolution filter whose weights sum to a negative value on all colours is a ReLU unit
+    # that is zero on every board, gets no gradient, and stays dead: 8-33% of the 12 filters at
     # initialisation, depending on the seed (studies/trainability/, "The front end").
     "centre_pixels": False,
 }

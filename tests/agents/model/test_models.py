@@ -20,6 +20,31 @@ def observations(batch=3, seed=0):
     return rng.integers(0, 256, size=(batch,) + OBSERVATION_SHAPE).astype("float32")
 
 
+def test_the_defaults_every_committed_run_rebuilds_from_stay_as_they_are():
+    # run.json records only a run's model_overrides, and every run, policy and checkpoint is
+    # rebuilt from these defaults plus them: a changed default would load an old run into another
+    # model (another shape, or silently another input scale). A new default for new runs is
+    # written into their run.json instead, as the gradient clipping's was (run_arguments.py).
+    assert PAPER_DEFAULTS == {
+        "conv_filters": (12, 24),
+        "entity_dim": 64,
+        "num_heads": 2,
+        "key_dim": 32,
+        "num_simplicial_heads": 1,
+        "simplicial_key_dim": 48,
+        "num_virtual_entities": 2,
+        "feedforward_dim": 64,
+        "num_block_iterations": 2,
+        "mlp_units": (256, 256, 256, 256),
+        "layer_norm_epsilon": 1e-5,
+        "simplicial_logit_scale": "auto",
+        "simplicial_gain_initializer": "zeros",
+        "entity_norm": False,
+        "mlp_kernel_initializer": "glorot_uniform",
+        "centre_pixels": False,
+    }
+
+
 @pytest.mark.parametrize("kind", ["relational", "simplicial"])
 def test_outputs_and_entities_follow_section_5_1(kind):
     model = build_agent_model(kind, OBSERVATION_SHAPE, 4)
