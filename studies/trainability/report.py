@@ -577,7 +577,10 @@ def page(records):
         "By [the front end's RL plan](front-end-rl-plan.md) (written before its runs and before "
         "the first pilot decided): the pilot's runs with the front end's model "
         "(`run-bridge-medium-front-end-pilot.sh`, after the first pilot has decided), then "
-        "bridge-small's with it (`run-bridge-small-front-end.sh`, after that pilot).",
+        "bridge-small's with it (`run-bridge-small-front-end.sh`, after that pilot). "
+        "`run-campaigns.sh` runs the steps in this order from where they stand, the first "
+        "pilot first and what `report.py --campaign` names last, and stops at a step that "
+        "may not start yet.",
         "",
         "**The pilot with the front end**:",
         "",

@@ -1,7 +1,7 @@
 """The trainability study's RL campaigns (agents/experiments/trainability_rl.py): the training win
 rate per puzzle type, the length-2 evaluation and pilot-plan.md's go/no-go rule, on a copy of a
-committed run; front-end-rl-plan.md's rule for what the pilots lead to; and the answers its scripts
-ask report.py for before they run."""
+committed run; front-end-rl-plan.md's rule for what the pilots lead to; the answers its scripts
+ask report.py for before they run; and run-campaigns.sh, which runs them in the plan's order."""
 
 import json
 import os
@@ -138,3 +138,36 @@ def test_the_pilots_outcomes_run_only_on_their_decision():
         assert '--model-config "$MODEL"' in (STUDY / runs).read_text()
     front_end = json.loads(report("--front-end-config"))
     assert front_end["centre_pixels"] is True and front_end["conv_filters"] == [128, 128]
+
+
+STEPS = (
+    "run-bridge-medium-pilot.sh",
+    "run-bridge-medium-front-end-pilot.sh",
+    "run-bridge-small-front-end.sh",
+)
+
+
+def chain(tmp_path, campaign, refusing=None):
+    """run-campaigns.sh in a copy of the study whose step scripts only log their names (the one
+    named `refusing` exits 1 as a script does before its step may start) and whose report.py
+    answers `campaign`; returns (exit status, the steps run in order)."""
+    study = tmp_path / "studies" / "trainability"
+    study.mkdir(parents=True)
+    shutil.copy(STUDY / "run-campaigns.sh", study)
+    log = tmp_path / "log"
+    for name in (*STEPS, "run-bridge-medium-comparison.sh", "run-ladder.sh"):
+        status = 1 if name == refusing else 0
+        (study / name).write_text(f'echo {name} >> "{log}"\nexit {status}\n')
+    answer = json.dumps({"campaign": campaign, "model_config": None})
+    (study / "report.py").write_text(f"print({answer!r})\n")
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    done = subprocess.run(["bash", str(study / "run-campaigns.sh")], capture_output=True)
+    return done.returncode, log.read_text().split() if log.exists() else []
+
+
+def test_the_campaigns_run_in_the_plans_order_and_stop_at_a_step_that_refuses(tmp_path):
+    assert chain(tmp_path / "a", "comparison") == (0, [*STEPS, "run-bridge-medium-comparison.sh"])
+    assert chain(tmp_path / "b", "ladder") == (0, [*STEPS, "run-ladder.sh"])
+    assert chain(tmp_path / "c", "wait") == (1, list(STEPS))
+    assert chain(tmp_path / "d", "ladder", refusing=STEPS[1]) == (1, list(STEPS[:2]))
