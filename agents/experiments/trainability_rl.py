@@ -44,6 +44,8 @@ def rl_runs(folder):
     over the run's second half (`late_sites`)."""
     runs = []
     for run_dir in sorted(Path(folder).glob("*-seed*")):
+        if not (run_dir / "run.json").exists():  # a run that failed to open: not a run yet
+            continue
         arguments = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
         metrics = run_dir / "metrics.csv"
         rows = list(csv.DictReader(metrics.open(encoding="utf-8"))) if metrics.exists() else []
@@ -136,13 +138,14 @@ def type_label(puzzle_type):
 
 
 def pilot_decision(runs):
-    """pilot-plan.md, section 5: "go" when a best checkpoint wins at least `GO` of the length-2
-    episodes greedily, "no-go" when both runs are evaluated and neither does, else None."""
-    rates = [r["evaluations"][LENGTH_2] for r in runs if LENGTH_2 in r["evaluations"]]
-    if any(rate >= GO for rate in rates):
-        return "go"
-    finished = {r["agent"] for r in runs if LENGTH_2 in r["evaluations"]}
-    return "no-go" if finished >= set(AGENTS) else None
+    """pilot-plan.md, section 5, once both agents' runs are evaluated on length 2 (None before:
+    front-end-rl-plan.md's next step waits for the whole pilot, and a pilot reports both runs):
+    "go" when a best checkpoint wins at least `GO` of the length-2 episodes greedily, else
+    "no-go"."""
+    rates = {r["agent"]: r["evaluations"][LENGTH_2] for r in runs if LENGTH_2 in r["evaluations"]}
+    if set(rates) < set(AGENTS):
+        return None
+    return "go" if any(rate >= GO for rate in rates.values()) else "no-go"
 
 
 BRIDGE_SMALL_SEEDS = range(1, 9)  # rl-plan.md: seeds 1-8 per agent

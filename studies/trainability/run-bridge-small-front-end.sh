@@ -9,6 +9,8 @@ if [ "$decision" = open ]; then
   echo "The front end's bridge-medium pilot has not decided: front-end-rl-plan.md runs this after it." >&2
   exit 1
 fi
-MODEL=$(.venv/bin/python studies/trainability/report.py --front-end-config) \
-  OUT=studies/trainability/results/bridge-small-front-end \
+# On a line of its own: set -e stops here if report.py fails (in front of exec it would not, and
+# the pilot's script would train its default, the remedy).
+front_end=$(.venv/bin/python studies/trainability/report.py --front-end-config)
+MODEL=$front_end OUT=studies/trainability/results/bridge-small-front-end \
   exec bash studies/trainability/run-bridge-small.sh

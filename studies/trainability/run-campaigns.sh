@@ -6,6 +6,7 @@
 # refuses (the step before it has not decided) or fails stops the chain. Run it again to go on.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+unset MODEL OUT SEEDS  # the steps' own settings, which an exported variable would replace
 STUDY=studies/trainability
 bash "$STUDY/run-bridge-medium-pilot.sh"
 bash "$STUDY/run-bridge-medium-front-end-pilot.sh"

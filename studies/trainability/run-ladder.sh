@@ -17,6 +17,7 @@ if [ "$(field campaign)" != ladder ]; then
 fi
 MODEL=$(field model_config)
 LENGTH_2='{"min_solution_length": 2}'
+RUNG_2_STEPS=5000000  # ladder-plan.md, rung 2
 RESULTS=studies/trainability/results
 length2() {  # CHECKPOINT OUTPUT: the greedy length-2 evaluation, once
   [ -f "$2" ] || nice -n 19 .venv/bin/keras-simplicial evaluate "$1" --greedy --episodes 1000 \
@@ -30,26 +31,33 @@ for agent in relational simplicial; do
     nice -n 19 .venv/bin/keras-simplicial dagger --preset bridge-medium --agent "$agent" \
       --seed 1 --model-config "$MODEL" --out "$dagger"
   fi
-  length2 "$dagger/best" "$dagger/evaluation_best_length2_greedy.json"
+  length2 "$dagger/best" "$dagger/evaluation_best_greedy_length2.json"
 done
 for agent in relational simplicial; do
   dagger="$RESULTS/bridge-medium-dagger/$agent-seed1"
   passed=$(.venv/bin/python -c 'import json, sys; print(json.load(open(sys.argv[1]))["overall"]["win_rate"] >= 0.9)' \
-    "$dagger/evaluation_best_length2_greedy.json")
+    "$dagger/evaluation_best_greedy_length2.json")
   if [ "$passed" != True ]; then
     echo "Rung 1: the $agent model wins under 0.9 of the length-2 episodes: no rung 2 for it."
     continue
   fi
   run="$RESULTS/bridge-medium-from-dagger/$agent-seed1"
-  if [ -f "$run/run.json" ]; then
-    nice -n 19 .venv/bin/keras-simplicial train --resume --out "$run" --stop-timesteps 5000000
+  # As a sweep does (`sweep.train_or_resume`): a finished run is left as it is, a checkpointed one
+  # resumed, one cut off before its first checkpoint started again.
+  steps=$(.venv/bin/python -c 'import sys; from keras_simplicial.agents.experiments.sweep import trained_steps; print(trained_steps(sys.argv[1]))' "$run")
+  if [ "$steps" -ge "$RUNG_2_STEPS" ]; then
+    echo "Rung 2: the $agent run has its $RUNG_2_STEPS steps."
+  elif [ -f "$run/checkpoints/latest" ]; then
+    nice -n 19 .venv/bin/keras-simplicial train --resume --out "$run" \
+      --stop-timesteps "$RUNG_2_STEPS"
   else
+    rm -rf "$run"
     nice -n 19 .venv/bin/keras-simplicial train --preset bridge-medium --engine keras \
       --agent "$agent" --seed 1 --model-config "$MODEL" --init-policy "$dagger/best" \
-      --stop-timesteps 5000000 --out "$run"
+      --stop-timesteps "$RUNG_2_STEPS" --out "$run"
   fi
   best=$(.venv/bin/python -c 'import json, sys; print(json.load(open(sys.argv[1]))["checkpoint"])' \
     "$run/checkpoints/best.json")
-  length2 "$run/checkpoints/$best" "$run/evaluation_best_length2_greedy.json"
-  length2 "$run/checkpoints/$(cat "$run/checkpoints/latest")" "$run/evaluation_final_length2_greedy.json"
+  length2 "$run/checkpoints/$best" "$run/evaluation_best_greedy_length2.json"
+  length2 "$run/checkpoints/$(cat "$run/checkpoints/latest")" "$run/evaluation_final_greedy_length2.json"
 done

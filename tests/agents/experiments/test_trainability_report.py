@@ -31,7 +31,10 @@ def run(agent, length_2=None):
 
 def test_the_pilot_goes_when_one_best_checkpoint_reaches_0_9_on_length_2():
     assert pilot_decision([]) is None
-    assert pilot_decision([run("relational", 0.91)]) == "go"  # the other still running
+    # Nothing is decided until both runs are evaluated: the next step waits for the whole pilot.
+    assert pilot_decision([run("relational", 0.91)]) is None
+    assert pilot_decision([run("relational", 0.91), run("simplicial")]) is None
+    assert pilot_decision([run("relational", 0.91), run("simplicial", 0.1)]) == "go"
     assert pilot_decision([run("relational", 0.89), run("simplicial")]) is None
     assert pilot_decision([run("relational", 0.89), run("simplicial", 0.9)]) == "go"
     assert pilot_decision([run("relational", 0.89), run("simplicial", 0.2)]) == "no-go"
@@ -43,6 +46,7 @@ def test_the_pilot_table_reads_a_runs_puzzle_types_and_its_length_2_evaluation(t
     evaluation = json.loads((folder / "evaluation_best_greedy.json").read_text())
     evaluation["overall"]["win_rate"] = 0.5
     (folder / "evaluation_best_greedy_length2.json").write_text(json.dumps(evaluation))
+    (tmp_path / "simplicial-seed1").mkdir()  # a run that failed to open: no run.json, not a run
 
     (found,) = rl_runs(tmp_path)
     by_type = found["recent_by_type"]
@@ -171,3 +175,71 @@ def test_the_campaigns_run_in_the_plans_order_and_stop_at_a_step_that_refuses(tm
     assert chain(tmp_path / "b", "ladder") == (0, [*STEPS, "run-ladder.sh"])
     assert chain(tmp_path / "c", "wait") == (1, list(STEPS))
     assert chain(tmp_path / "d", "ladder", refusing=STEPS[1]) == (1, list(STEPS[:2]))
+
+
+# A stand-in for the keras-simplicial command: it logs each call and writes what the real one
+# leaves behind (a DAgger run, an evaluation winning $WIN, a run trained to --stop-timesteps).
+FAKE_CLI = r"""#!/usr/bin/env bash
+echo "$*" >> "$LOG"
+command=$1; shift
+out=; output=; stop=; resume=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --out) out=$2; shift ;;
+    --output) output=$2; shift ;;
+    --stop-timesteps) stop=$2; shift ;;
+    --resume) resume=1 ;;
+  esac
+  shift
+done
+case $command in
+  dagger) mkdir -p "$out/best"; echo {} > "$out/dagger.json" ;;
+  evaluate) echo "{\"overall\": {\"win_rate\": $WIN}}" > "$output" ;;
+  train)
+    mkdir -p "$out/checkpoints"; echo {} > "$out/run.json"
+    printf 'training_iteration,timesteps\n1,%s\n' "$stop" > "$out/metrics.csv"
+    echo iter_000001 > "$out/checkpoints/latest"
+    echo '{"checkpoint": "iter_000001"}' > "$out/checkpoints/best.json" ;;
+esac
+"""
+
+
+def ladder(root, win=0.95):
+    """run-ladder.sh in a copy of the study at `root` (made on the first call) whose report.py
+    calls for the ladder and whose keras-simplicial is `FAKE_CLI`; returns the commands it ran."""
+    study = root / "studies" / "trainability"
+    if not study.exists():
+        study.mkdir(parents=True)
+        shutil.copy(STUDY / "run-ladder.sh", study)
+        answer = json.dumps({"campaign": "ladder", "model_config": {"centre_pixels": True}})
+        (study / "report.py").write_text(f"print({answer!r})\n")
+        venv = root / ".venv" / "bin"
+        venv.mkdir(parents=True)
+        (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        (venv / "keras-simplicial").write_text(FAKE_CLI)
+        for tool in ("python", "keras-simplicial"):
+            (venv / tool).chmod(0o755)
+    log = root / "log"
+    log.unlink(missing_ok=True)
+    environment = {**os.environ, "LOG": str(log), "WIN": str(win)}
+    done = subprocess.run(["bash", str(study / "run-ladder.sh")], env=environment, text=True,
+                          capture_output=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return [line.split()[0] + (" --resume" if "--resume" in line else "") for line in
+            log.read_text().splitlines()]  # fmt: skip
+
+
+def test_the_ladder_resumes_its_rungs_and_leaves_finished_runs_as_they_are(tmp_path):
+    runs = tmp_path / "studies" / "trainability" / "results" / "bridge-medium-from-dagger"
+    first = ladder(tmp_path)
+    assert first == ["dagger", "evaluate"] * 2 + ["train", "evaluate", "evaluate"] * 2
+    assert ladder(tmp_path) == ["dagger --resume"] * 2  # all finished: nothing trains again
+    cut = runs / "relational-seed1"  # cut off before its first checkpoint: started again
+    shutil.rmtree(cut / "checkpoints")
+    (cut / "metrics.csv").unlink()
+    for name in ("evaluation_best_greedy_length2.json", "evaluation_final_greedy_length2.json"):
+        (cut / name).unlink()
+    assert ladder(tmp_path) == ["dagger --resume"] * 2 + ["train", "evaluate", "evaluate"]
+    (runs / "simplicial-seed1" / "metrics.csv").write_text("training_iteration,timesteps\n1,10\n")
+    assert ladder(tmp_path) == ["dagger --resume"] * 2 + ["train --resume"]
+    assert ladder(tmp_path / "failed", win=0.5) == ["dagger", "evaluate"] * 2  # no rung 2
