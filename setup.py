@@ -88,9 +88,10 @@ setup(
         # The layers' tests also run on Keras's JAX and PyTorch backends (CPU builds).
         "backends": ["jax>=0.4.30,<0.11", "torch==2.13.0"],
         # `fused="triton"` (PyTorch), and its tests in Triton's interpreter on a CPU (wheels for
-        # Linux x86-64 only). Not in `make`'s install: a process that imports TensorFlow and then
-        # Triton aborts (their LLVM builds clash), which Keras on PyTorch does where both are
-        # installed (it imports Triton), so the TensorFlow agents' environment stays without it.
+        # Linux x86-64 only). `make` installs it apart, into .venv/triton-site: a process that
+        # imports TensorFlow and then Triton aborts (their LLVM builds clash), which Keras on
+        # PyTorch does where both are installed (it imports Triton), so the environment's path
+        # stays without it and only the Triton tests' subprocesses put that folder on theirs.
         "triton": ["triton>=3.6,<4; platform_system == 'Linux' and platform_machine == 'x86_64'"],
         "gpu": ["tensorflow[and-cuda]>=2.21,<2.22"],
         # `make docs`: the site built from the docstrings (mkdocs.yml); maths as MathML.

@@ -1,8 +1,8 @@
 """The step-optimal oracle: every shortest action at any state of a board.
 
     oracle = StepOracle(core, index)          # after the board's episode started
-    oracle.steps_to_gem(core)                 # fewest steps from the board's current state
-    oracle.optimal_actions(core)              # bool [4]: the actions on some shortest path
+    oracle.steps_to_gem(core, index)          # fewest steps from the board's current state
+    oracle.optimal_actions(core, index)       # bool [4]: the actions on some shortest path
 
 A state of a BoxWorld episode is the player's cell and the set of objects opened so far (the
 inventory follows from that set). The oracle builds, once per episode, the graph of every such

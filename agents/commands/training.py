@@ -75,7 +75,8 @@ def train_arguments(parser):
         type=non_negative_int,
         default=0,
         metavar="EPISODES",
-        help="after training, evaluate the final checkpoint on this many episodes",
+        help="after training, evaluate the final checkpoint, and the best where it is another, "
+        "on this many episodes",
     )
     parser.add_argument("--progress", default="auto", choices=PROGRESS_CHOICES)
 
