@@ -143,7 +143,7 @@ def pilot_decision(runs):
     "go" when a best checkpoint wins at least `GO` of the length-2 episodes greedily, else
     "no-go"."""
     rates = {r["agent"]: r["evaluations"][LENGTH_2] for r in runs if LENGTH_2 in r["evaluations"]}
-    if set(rates) < set(AGENTS):
+    if not set(AGENTS) <= set(rates):
         return None
     return "go" if any(rate >= GO for rate in rates.values()) else "no-go"
 
