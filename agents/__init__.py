@@ -1,4 +1,4 @@
-"""Relational and simplicial agents (Section 5 of the paper), IMPALA training on Ray RLlib, and the
+"""Relational and simplicial agents (Section 4 of the paper), IMPALA training on Ray RLlib, and the
 tools to look inside them.
 
     model/       the agent models (Keras 3), their RLlib wrapper, the agent with its attention

@@ -1,4 +1,4 @@
-"""Forward + backward time of TwoSimplicialTransformerBlock vs TransformerBlock (Section 5.2).
+"""Forward + backward time of TwoSimplicialTransformerBlock vs TransformerBlock (Section 4.2).
 
 The paper reports a gradient step of 80 ms (simplicial) vs 35 ms (relational), a ratio of 2.3.
 Here both blocks run at the paper's configuration (batch 1280 x 40 entities x 64; the simplicial

@@ -1,4 +1,4 @@
-"""BoxWorld and bridge BoxWorld (Section 4 of the paper) as gymnasium environments.
+"""BoxWorld and bridge BoxWorld (Section 3 of the paper) as gymnasium environments.
 
 Importing this package registers ``BridgeBoxWorld-v0`` (``mode="bridge"``) and ``BoxWorld-v0``
 (``mode="standard"``), each with a native vector entry point:

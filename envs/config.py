@@ -1,4 +1,4 @@
-"""Validated parameters of a (bridge) BoxWorld, with the paper's defaults (Sections 4 and 6).
+"""Validated parameters of a (bridge) BoxWorld, with the paper's defaults (Sections 3 and 6).
 
 Everything the paper varies is a field here. ``BoxWorldConfig.create`` fills the defaults of the
 chosen ``mode`` and rejects impossible combinations with a ``ValueError`` that names the argument
@@ -163,7 +163,7 @@ class BoxWorldConfig:
         if mode == "bridge" and dmax > 0:
             raise ValueError(
                 "min_distractors/max_distractors must be 0 in mode='bridge' (bridge "
-                "BoxWorld has bridges instead of distractors, Section 4.2); use "
+                "BoxWorld has bridges instead of distractors, Section 3.2); use "
                 "mode='standard' for distractors"
             )
         if mode == "standard" and p > 0:

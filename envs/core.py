@@ -1,4 +1,4 @@
-"""The batched world model: many BoxWorld boards stepped at once with numpy (Section 4).
+"""The batched world model: many BoxWorld boards stepped at once with numpy (Section 3).
 
 `BoxWorldCore` owns the whole state of ``num_boards`` boards as arrays and a persistent
 observation buffer that is updated in place, only where tiles change. A step is a handful of array

@@ -1,4 +1,4 @@
-"""Vectorised puzzle sampling (Sections 4 and 6 of the paper).
+"""Vectorised puzzle sampling (Sections 3 and 6 of the paper).
 
 A puzzle is drawn from a fixed-size block of uniforms per board, so that many boards can be drawn
 at once with array operations while each board keeps its own ``np.random.Generator`` (a board's

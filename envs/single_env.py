@@ -24,7 +24,7 @@ def check_rendering(render_mode, tile_size) -> tuple:
 
 
 class BoxWorldEnv(gym.Env):
-    """(Bridge) BoxWorld of Section 4 of the paper: one board, seen from above, with an inventory.
+    """(Bridge) BoxWorld of Section 3 of the paper: one board, seen from above, with an inventory.
 
     ## Description
 
@@ -33,7 +33,7 @@ class BoxWorldEnv(gym.Env):
     key and gives the box's key. The goal is the Gem. In bridge BoxWorld (``mode="bridge"``) the
     Gem box has two locks, opened with two keys held at once, each at the end of its own path of
     boxes; in half of the puzzles a *bridge* box takes a key of one path and gives a key of the
-    other, and opening it makes the Gem unobtainable (Section 4.2). In standard BoxWorld
+    other, and opening it makes the Gem unobtainable (Section 3.2). In standard BoxWorld
     (``mode="standard"``) the Gem box has one lock at the end of one path, and *distractor*
     branches lead nowhere. Every reset draws a new puzzle.
 

@@ -1,4 +1,4 @@
-"""The relational and the 2-simplicial Transformer blocks of Section 5.2."""
+"""The relational and the 2-simplicial Transformer blocks of Section 4.2."""
 
 import numbers
 
@@ -122,7 +122,7 @@ def _with_padding(attention_mask, padding_mask):
 
 @keras.saving.register_keras_serializable(package="keras_simplicial")
 class TransformerBlock(_Block):
-    r"""The relational Transformer block (Section 5.2, `transformer_block`; eq. update_multhead).
+    r"""The relational Transformer block (Section 4.2, `transformer_block`; eq. update_multhead).
 
     $$x = \operatorname{LayerNorm}(e)$$
 

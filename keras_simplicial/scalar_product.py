@@ -1,4 +1,4 @@
-"""The k-fold unsigned scalar product of Definition A.4, computed from Gram entries.
+"""The k-fold unsigned scalar product of Definition A.8, computed from Gram entries.
 
     <v_1, ..., v_k>^2 = |v_1|^2 ... |v_k|^2 - det Gram(v_1, ..., v_k)        (eq. useful_identity)
 

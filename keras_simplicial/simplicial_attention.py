@@ -169,7 +169,7 @@ class SimplicialAttention(WeightOptionsLayer):
     as logit, times $\lambda$ = `logit_scale`, and a learned $B: H \otimes H \to H$ per head.
     Heads are concatenated: the output has width `num_heads * value_dim`. With `order=k` the keys
     are k-tuples $(j_1, \ldots, j_k)$, the logit is the (k+1)-fold unsigned scalar product
-    $\langle p_i, l^1_{j_1}, \ldots, l^k_{j_k} \rangle$ (Definition A.4) and the value is
+    $\langle p_i, l^1_{j_1}, \ldots, l^k_{j_k} \rangle$ (Definition A.8) and the value is
     $B(u_{j_1} \otimes \cdots \otimes u_{j_k})$ with $B: H^{\otimes k} \to H$.
 
     `form="trilinear"` replaces both the logit and the value by the form of Roy et al. ("Fast and

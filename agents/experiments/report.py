@@ -102,7 +102,7 @@ def deviations_table(found):
     kept = ", ".join(f"`{key}` {number(value)}" for key, value in found.kept_from_table_1)
     return lines + [
         "",
-        "Everything else is the paper's: the rest of Section 5.1's architecture, and these "
+        "Everything else is the paper's: the rest of Section 4.1's architecture, and these "
         f"IMPALA settings of Table 1 and the original code: {kept}.",
         "",
     ]

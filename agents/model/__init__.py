@@ -1,4 +1,4 @@
-"""The agents of Section 5.1: their Keras 3 models, their RLlib wrapper and their attention.
+"""The agents of Section 4.1: their Keras 3 models, their RLlib wrapper and their attention.
 
 architecture.py     build_agent_model: the relational and the simplicial agent
 model_config.py     the model config split into architecture overrides and jit_compile

@@ -1,4 +1,4 @@
-"""The relational and simplicial agents of Section 5.1 as Keras 3 functional models.
+"""The relational and simplicial agents of Section 4.1 as Keras 3 functional models.
 
 Both agents share one architecture and differ only in the Transformer block:
 
@@ -27,7 +27,7 @@ from keras_simplicial.agents.ranges import Boolean, Integer, OneOf, Real, Sequen
 AGENT_KINDS = ("relational", "simplicial")
 SIMPLICIAL_GAIN_INITIALIZERS = ("ones", "zeros")
 
-# Section 5: V = R^64, two 1-simplicial heads of dim 32, one 2-simplicial head of dim 48, two
+# Section 4: V = R^64, two 1-simplicial heads of dim 32, one 2-simplicial head of dim 48, two
 # virtual entities, a 64-wide feed-forward network, the block applied twice, 4 x 256 MLP.
 # run.json records only a run's overrides of these, and every committed run and exported policy is
 # rebuilt from them: they do not change (a test pins them). A new default for new runs is written
@@ -97,7 +97,7 @@ MODEL_RANGES = {
 
 @keras.saving.register_keras_serializable(package="keras_simplicial.agents")
 class GridPositionCode(keras.layers.Layer):
-    """Concatenates a 2-d position code to every cell of a feature grid (Section 5.1).
+    """Concatenates a 2-d position code to every cell of a feature grid (Section 4.1).
 
     Cell (y, x) of an [H, W] grid gets (y', x') with y' evenly spaced in [-1, 1] over the rows
     and x' evenly spaced in [-1, 1] over the columns.
@@ -184,7 +184,7 @@ def agent_hyperparameters(kind, **overrides):
 def build_agent_model(
     kind, observation_shape, num_actions, return_attention_scores=False, **overrides
 ):
-    """Builds the relational or simplicial agent of Section 5.1.
+    """Builds the relational or simplicial agent of Section 4.1.
 
     Args:
         kind: "relational" (Transformer block) or "simplicial" (2-simplicial Transformer block

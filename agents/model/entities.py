@@ -1,6 +1,6 @@
 """Entities and tiles (Section 6.1): which board tile each entity of the agents stands for.
 
-The two unpadded 2x2 convolutions of Section 5.1 turn the [R, C+1] image (board plus inventory
+The two unpadded 2x2 convolutions of Section 4.1 turn the [R, C+1] image (board plus inventory
 column) into an [R-2, C-1] grid of N = (R-2)(C-1) entities, flattened row-major. Entity (r, s) of
 that grid sees image rows r..r+2 and columns s..s+2, centred on tile (r+1, s+1); Section 6.1 states
 the resulting correspondence as

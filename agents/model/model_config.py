@@ -9,7 +9,7 @@ all call it. Plain Python, so that the run's arguments read without Keras.
 
 JIT_COMPILE = "jit_compile"
 
-# The paper's model exactly (Section 5): each architecture option of `PAPER_DEFAULTS`
+# The paper's model exactly (Section 4): each architecture option of `PAPER_DEFAULTS`
 # (architecture.py) that is not the paper's, set to the paper's value. `--model-config paper`.
 PAPER_MODEL = {
     "simplicial_logit_scale": None,  # unscaled 2-simplicial logits

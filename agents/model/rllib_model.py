@@ -55,7 +55,7 @@ def _tf_variable(keras_variable):
 
 
 class KerasAgentModel(TFModelV2):
-    """A relational or simplicial agent (Section 5.1) as an RLlib `TFModelV2`.
+    """A relational or simplicial agent (Section 4.1) as an RLlib `TFModelV2`.
 
     `model_config["custom_model_config"]` takes any architecture override accepted by
     `build_agent_model` (e.g. `{"num_heads": 4}`), `kind` ("relational" or "simplicial")

@@ -51,7 +51,7 @@ def require_torch_backend(what="the new API stack"):
 
 
 class KerasAgentRLModule(TorchRLModule, ValueFunctionAPI):
-    """A relational or simplicial agent (Section 5.1) as an RLlib `TorchRLModule`.
+    """A relational or simplicial agent (Section 4.1) as an RLlib `TorchRLModule`.
 
     `model_config` (a dict): `kind` ("relational" or "simplicial") and any architecture override
     of `build_agent_model` (e.g. `{"num_heads": 4}`); `jit_compile` is accepted and has no effect

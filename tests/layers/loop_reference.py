@@ -108,7 +108,7 @@ def dot_attention(att, x, mask=None):
 
 
 def transformer_block(block, e):
-    """Section 5.2 `transformer_block`."""
+    """Section 4.2 `transformer_block`."""
     x = layer_norm(e, block.input_norm)
     a, scores = dot_attention(block.attention, x)
     c = dense(dense(a, block.feedforward_hidden, relu=True), block.feedforward_output)
@@ -116,7 +116,7 @@ def transformer_block(block, e):
 
 
 def simplicial_block(block, e):
-    """Section 5.2 `simplicial_transformer_block`, eqs. (update_rule_ent, 1_simp_virtual_update)."""
+    """Section 4.2 `simplicial_transformer_block`, eqs. (update_rule_ent, 1_simp_virtual_update)."""
     m = block.num_virtual_entities
     n = e.shape[1] - m
     x = layer_norm(e, block.input_norm)

@@ -1,4 +1,4 @@
-"""unsigned_scalar_product: Definition A.4, eq. (scalar_triple) and Lemma A.6 (i)-(v)."""
+"""unsigned_scalar_product: Definition A.8, eq. (scalar_triple) and Lemma A.10 (i)-(v)."""
 
 import itertools
 

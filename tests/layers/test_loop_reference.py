@@ -5,7 +5,7 @@ from loop_reference import scalar_product_by_gram, softmax, triple_vector_norm
 
 
 def test_reference_triple_product_is_volume_formula_in_3d():
-    # In R^3, |a ^ b ^ c| = |a . (b x c)| (Example after Definition A.4).
+    # In R^3, |a ^ b ^ c| = |a . (b x c)| (Example A.9).
     rng = np.random.default_rng(1)
     for _ in range(20):
         a, b, c = rng.normal(size=(3, 3))

@@ -1,4 +1,4 @@
-"""The agent models of Section 5.1 and their RLlib wrapper, without Ray."""
+"""The agent models of Section 4.1 and their RLlib wrapper, without Ray."""
 
 import os
 

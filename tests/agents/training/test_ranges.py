@@ -50,7 +50,7 @@ def test_every_preset_and_the_paper_are_in_range():
     for name, preset in PRESETS.items():
         check_ranges(preset["overrides"], CONFIG_RANGES, f"preset {name}")
     check_ranges(PAPER_IMPALA_HYPERPARAMETERS, CONFIG_RANGES, "Table 1")
-    check_ranges(PAPER_DEFAULTS, MODEL_RANGES, "Section 5.1")
+    check_ranges(PAPER_DEFAULTS, MODEL_RANGES, "Section 4.1")
 
 
 def test_a_value_out_of_range_is_named_with_its_range():
