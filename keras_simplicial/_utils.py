@@ -94,17 +94,19 @@ def masked_softmax(logits, masks, axes):
 
 
 # ---------------------------------------------------------------------------- decoding caches
-def check_cached_call(cache_update_index, key, value, attention_mask, return_attention_scores):
+def check_cached_call(
+    cache_update_index, key, value, attention_mask, return_attention_scores, padding_mask=None
+):
     """What a cached call refuses: no index, a separate key sequence, a mask, scores."""
     if cache_update_index is None or key is not None and key is not value:
         raise ValueError(
             "A cached call needs `cache_update_index` (the position of the first new query) and "
             "a sequence attending to itself (no separate `key`)."
         )
-    if attention_mask is not None or return_attention_scores:
+    if attention_mask is not None or padding_mask is not None or return_attention_scores:
         raise ValueError(
-            "A cached call takes no `attention_mask` and returns no scores; it attends causally "
-            "(within any windows) to the cached positions."
+            "A cached call takes no `attention_mask` or `padding_mask` and returns no scores; it "
+            "attends causally (within any windows) to the cached positions."
         )
 
 

@@ -1,6 +1,7 @@
 """The relational and the 2-simplicial Transformer blocks of Section 4.2."""
 
 import numbers
+import re
 
 import keras
 from keras import initializers, ops
@@ -92,6 +93,30 @@ class _Block(WeightOptionsLayer):
             }
         )
         return config
+
+
+# The block's names of the arguments it passes to its `SimplicialAttention`: the sublayer's errors
+# are reported in the block's terms (`simplicial_order`, not the sublayer's `order`).
+_SIMPLICIAL_ARGUMENTS = {
+    "num_heads": "num_simplicial_heads",
+    "num_key_value_heads": "num_simplicial_key_value_heads",
+    "key_dim": "simplicial_key_dim",
+    "value_dim": "simplicial_value_dim",
+    "order": "simplicial_order",
+    "epsilon": "simplicial_epsilon",
+    "logit_scale": "simplicial_logit_scale",
+    "form": "simplicial_form",
+    "window": "simplicial_window",
+}
+
+
+def _in_block_terms(message):
+    """`message` of a `SimplicialAttention` error with each argument named as the block names it
+    (an argument is a name in backquotes or before "=")."""
+    names = "|".join(_SIMPLICIAL_ARGUMENTS)
+    return re.sub(
+        rf"(?<![\w])({names})(?=`|=)", lambda m: _SIMPLICIAL_ARGUMENTS[m.group(1)], message
+    )
 
 
 def _check_cached_call(attention_mask, padding_mask, return_attention_scores):
@@ -359,19 +384,22 @@ class TwoSimplicialTransformerBlock(_Block):
         self.simplicial_epsilon = simplicial_epsilon
         self.simplicial_logit_scale = simplicial_logit_scale
         self.simplicial_form = simplicial_form
-        self.simplicial_attention = SimplicialAttention(
-            num_heads=self.num_simplicial_heads,
-            key_dim=self.simplicial_key_dim,
-            value_dim=self.simplicial_value_dim,
-            order=simplicial_order,
-            epsilon=simplicial_epsilon,
-            logit_scale=simplicial_logit_scale,
-            form=simplicial_form,
-            window=simplicial_window,
-            num_key_value_heads=num_simplicial_key_value_heads,
-            name="simplicial_attention",
-            **self.sublayer_kwargs(),
-        )
+        try:
+            self.simplicial_attention = SimplicialAttention(
+                num_heads=self.num_simplicial_heads,
+                key_dim=self.simplicial_key_dim,
+                value_dim=self.simplicial_value_dim,
+                order=simplicial_order,
+                epsilon=simplicial_epsilon,
+                logit_scale=simplicial_logit_scale,
+                form=simplicial_form,
+                window=simplicial_window,
+                num_key_value_heads=num_simplicial_key_value_heads,
+                name="simplicial_attention",
+                **self.sublayer_kwargs(),
+            )
+        except ValueError as error:
+            raise ValueError(_in_block_terms(str(error))) from None
         self.simplicial_window = self.simplicial_attention.window
         self.num_simplicial_key_value_heads = self.simplicial_attention.num_key_value_heads
         if self.simplicial_window is not None and self.num_virtual_entities:

@@ -262,10 +262,10 @@ class SimplicialAttention(WeightOptionsLayer):
         padding_mask: boolean [B, M], True at the real positions of the keys' sequence (False
             at padding, on either side): a tuple is attended to only if every one of its keys is
             real. It works on every path, `window` included (the fused kernel then falls back
-            to `keras.ops`), and combines with `attention_mask` and `use_causal_mask`; like the
-            causal condition it is applied once per key axis. A query with no allowed tuple (a
-            padding position of a left-padded sequence, under a causal mask or a window) outputs
-            exactly 0, never NaN.
+            to `keras.ops`), but a cached call, which refuses it; it combines with
+            `attention_mask` and `use_causal_mask` and, like the causal condition, is applied
+            once per key axis. A query with no allowed tuple (a padding position of a
+            left-padded sequence, under a causal mask or a window) outputs exactly 0, never NaN.
         cache: a decoding cache (`initial_cache`, or the one a previous cached call returned):
             `query` and `value` (the same new positions of a sequence attending to itself) are
             then positions `cache_update_index`.. of it; their keys and values are written into
@@ -319,7 +319,13 @@ class SimplicialAttention(WeightOptionsLayer):
         self.logit_scale = logit_scale
         self._logit_scale = resolve_logit_scale(logit_scale, self.key_dim, order, form)
         if tile_size not in (None, "auto"):
-            _utils.check_positive_int("tile_size", tile_size)
+            try:
+                _utils.check_positive_int("tile_size", tile_size)
+            except ValueError:
+                raise ValueError(
+                    '`tile_size` must be "auto", None or a positive integer, received '
+                    f"tile_size={tile_size!r}."
+                ) from None
         self.tile_size = tile_size
         self.window = check_window(window, order)
         self.fused = check_fused(fused, self.window)
@@ -835,8 +841,9 @@ class SimplicialAttention(WeightOptionsLayer):
     ):
         if cache is not None:
             _utils.check_cached_call(
-                cache_update_index, key, value, attention_mask, return_attention_scores
-            )
+                cache_update_index, key, value, attention_mask, return_attention_scores,
+                padding_mask,
+            )  # fmt: skip
             return self._call_cached(query, value, tuple(cache), cache_update_index, training)
         p = self.project_query(query)
         if key is None or key is value:

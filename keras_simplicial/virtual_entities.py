@@ -38,9 +38,20 @@ class VirtualEntities(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         self.num_entities = _utils.check_positive_int("num_entities", num_entities)
-        self.embeddings_initializer = initializers.get(embeddings_initializer)
-        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
-        self.embeddings_constraint = constraints.get(embeddings_constraint)
+        given = {
+            "embeddings_initializer": (initializers, embeddings_initializer),
+            "embeddings_regularizer": (regularizers, embeddings_regularizer),
+            "embeddings_constraint": (constraints, embeddings_constraint),
+        }
+        for name, (module, value) in given.items():
+            try:
+                setattr(self, name, module.get(value))
+            except (ValueError, TypeError):
+                kind = module.__name__.rsplit(".", 1)[-1][:-1]
+                raise ValueError(
+                    f"`{name}` must be a Keras {kind} (an instance, a name or a config), "
+                    f"received {name}={value!r}."
+                ) from None
 
     def build(self, input_shape):
         if len(input_shape) != 3 or input_shape[-1] is None:

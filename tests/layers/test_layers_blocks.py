@@ -254,8 +254,16 @@ def test_blocks_in_jit_compiled_training_with_dynamic_batch():
         (lambda: TransformerBlock(key_dim=0), "key_dim"),
         (lambda: TwoSimplicialTransformerBlock(num_virtual_entities=-1), "num_virtual_entities"),
         (lambda: TwoSimplicialTransformerBlock(simplicial_key_dim=0), "simplicial_key_dim"),
-        (lambda: TwoSimplicialTransformerBlock(simplicial_order=1), "order"),
-        (lambda: TwoSimplicialTransformerBlock(simplicial_form="bilinear"), "form"),
+        # The sublayer's errors name the block's arguments.
+        (lambda: TwoSimplicialTransformerBlock(simplicial_order=1), "`simplicial_order` must"),
+        (lambda: TwoSimplicialTransformerBlock(simplicial_form="bilinear"), "simplicial_form="),
+        (lambda: TwoSimplicialTransformerBlock(simplicial_logit_scale="x"), "`simplicial_logit_s"),
+        (lambda: TwoSimplicialTransformerBlock(simplicial_window=(0, 2)), "`simplicial_window`"),
+        (
+            lambda: TwoSimplicialTransformerBlock(num_simplicial_key_value_heads=2),
+            "`num_simplicial_heads` must be a multiple of `num_simplicial_key_value_heads`",
+        ),
+        (lambda: VirtualEntities(embeddings_initializer="nope"), "`embeddings_initializer`"),
         (lambda: TwoSimplicialTransformerBlock(layer_norm_epsilon=-1), "layer_norm_epsilon"),
         (lambda: VirtualEntities(0), "num_entities"),
     ],

@@ -101,6 +101,8 @@ def test_cached_calls_refuse_what_they_cannot_do():
         layer(x, x, cache=cache)
     with pytest.raises(ValueError, match="one new position at a time"):
         layer(x, x, cache=cache, cache_update_index=0)
+    with pytest.raises(ValueError, match="no `attention_mask` or `padding_mask`"):
+        layer(x[:, :1], x[:, :1], cache=cache, cache_update_index=0, padding_mask=np.ones((1, 1)))
     virtual = TwoSimplicialTransformerBlock(num_virtual_entities=2, simplicial_key_dim=3)
     with pytest.raises(ValueError, match="Decoding needs num_virtual_entities=0"):
         virtual.initial_cache(1, 4)

@@ -265,7 +265,7 @@ def test_trilinear_form_saves_loads_and_counts_its_weights(tmp_path):
         ({"value_dim": 0}, "value_dim"),
         ({"order": 1}, "order"),
         ({"dropout": 1.5}, "dropout"),
-        ({"tile_size": 0}, "tile_size"),
+        ({"tile_size": 0}, '`tile_size` must be "auto", None or a positive integer'),
         ({"epsilon": -1.0}, "epsilon"),
         ({"logit_scale": "big"}, "logit_scale"),
         ({"logit_scale": 0.0}, "logit_scale"),
