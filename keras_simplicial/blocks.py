@@ -261,9 +261,10 @@ class TwoSimplicialTransformerBlock(_Block):
     - 1-simplicial attention (heads concatenated, no output projection): a standard entity
       ($i \le N$) attends only to standard entities, a virtual entity to all N + M.
     - 2-simplicial attention: a standard entity attends to pairs (j, k) of virtual entities,
-      $a_{2,i} = \sum_{j,k} \operatorname{softmax}_{(j,k)}(\langle p_i, l^1_j, l^2_k \rangle)\,
-      B(u_j \otimes u_k)$ (eq. update_rule_ent); a virtual entity takes its own value $u_i$
-      instead (eq. 1_simp_virtual_update).
+      $a_{2,i} = \sum_{j,k} \operatorname{softmax}_{(j,k)}(\lambda \langle p_i, l^1_j, l^2_k
+      \rangle)\, B(u_j \otimes u_k)$ (eq. update_rule_ent, where $\lambda = 1$;
+      $\lambda$ is `simplicial_logit_scale`); a virtual entity takes its own value $u_i$ instead
+      (eq. 1_simp_virtual_update).
     - $v' = \operatorname{concat}(a_1, \operatorname{LayerNorm}(a_2))$ and
       $e' = \operatorname{LayerNorm}(e + g(v'))$, g = Dense(D) after Dense(feedforward_dim, relu).
 
@@ -285,7 +286,8 @@ class TwoSimplicialTransformerBlock(_Block):
         simplicial_order: k of the k-simplicial attention (2 in the paper).
         simplicial_epsilon: epsilon under the square root of the scalar product.
         simplicial_logit_scale: `logit_scale` of the 2-simplicial attention ("auto":
-            simplicial_key_dim^(-order/2); None: the paper's unscaled logits).
+            simplicial_key_dim^(-order/2), or simplicial_key_dim^(-1/2) in the trilinear form;
+            None: the paper's unscaled logits).
         simplicial_gain_initializer: initializer of the gain (the LayerNorm scale) on the
             2-simplicial branch, LayerNorm(a2) in v'. "ones" (the default) is the paper's block;
             "zeros" starts the block as a 1-simplicial one whose 2-simplicial inputs to the
@@ -326,7 +328,8 @@ class TwoSimplicialTransformerBlock(_Block):
         cache_update_index: the position of the first new entity.
 
     Returns:
-        e' [B, N + M, D], or (e', attention_scores, simplicial_attention_scores).
+        e' [B, N + M, D], or (e', attention_scores, simplicial_attention_scores); (e', cache)
+        for a cached call.
     """
 
     def __init__(

@@ -6,8 +6,8 @@ the extra to install when one is missing.
     except ModuleNotFoundError as error:
         raise missing_extra(error, "envs", "keras_simplicial.envs") from error
 
-Plain Python: read by the command line, `keras_simplicial.envs` and `keras_simplicial.agents`
-before any of them imports what an extra brings.
+Plain Python: read by the command line, `keras_simplicial.envs`, `keras_simplicial.agents` and
+the Triton kernels (`fused="triton"`) before any of them imports what an extra brings.
 """
 
 # The modules each extra of setup.py brings, by the name a missing one is reported under.

@@ -189,7 +189,7 @@ class SimplicialAttention(WeightOptionsLayer):
     Cost per head: the logits come from Gram entries (p.l: N x M, l.l: M x M, norms), so no
     [N, M, M, d] tensor is formed; $B(u_j \otimes u_k)$ is computed once per key pair
     ($O(M d^3 + M^2 d^2)$) and the output is a matmul [N, M^2] x [M^2, d]. Time
-    $O(N M^2 d + M d^3)$, memory $O(N M^2)$. The trilinear form's logits are
+    $O(N M^2 d + M d^3 + M^2 d^2)$, memory $O(N M^2)$. The trilinear form's logits are
     $(p_i \odot l^1_j) \cdot l^2_k$, a matmul [N M, d] x [d, M], and its values
     $u^1_j \odot u^2_k$ cost $M^2 d$: time $O(N M^2 d)$, memory $O(N M^2 + N M d)$.
     Above a size threshold (`tile_size="auto"`) key tuples are processed in tiles over j_1 with an
@@ -251,7 +251,8 @@ class SimplicialAttention(WeightOptionsLayer):
         key: [B, M, Dk], source of l^1..l^k; defaults to `value`.
         attention_mask: boolean, broadcastable to [B, N, M, M] ([B, N] + [M] * order); True = may
             attend. Masked probabilities are exactly 0; a query with no allowed tuple outputs 0.
-        return_attention_scores: also return the probabilities [B, num_heads, N, M, M]; with
+        return_attention_scores: also return the probabilities [B, num_heads, N, M, M] (M
+            repeated `order` times); with
             `window`, [B, num_heads, N, w1, w2], entry (a, b) for the pair
             (i - w1 + 1 + a, i - w2 + 1 + b) (w clipped to N).
         training: whether dropout is active.
