@@ -123,13 +123,18 @@ def format_training_table(windows):
 def run_evaluations(run_dir):
     """{name: report} of the evaluation reports saved in the run directory
     (`evaluation_<name>.json`, e.g. `best_greedy`, as `evaluate --output` and the sweeps write
-    them), sorted by name."""
+    them; `evaluation.json`, `evaluate`'s default and `train --evaluate`'s last checkpoint, is
+    named "last"), sorted by name."""
     reports = {}
-    for path in sorted(Path(run_dir).glob("evaluation_*.json")):
+    paths = [Path(run_dir) / "evaluation.json", *Path(run_dir).glob("evaluation_*.json")]
+    for path in paths:
+        if not path.is_file():
+            continue
         report = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(report, dict) and "per_puzzle_type" in report and "overall" in report:
-            reports[path.stem[len("evaluation_") :]] = report
-    return reports
+            name = path.stem[len("evaluation_") :] if "_" in path.stem else "last"
+            reports[name] = report
+    return dict(sorted(reports.items()))
 
 
 def format_evaluation_table(reports):

@@ -208,14 +208,16 @@ def add_env_config_argument(parser):
         "--env-config",
         type=json_object("--env-config"),
         default=None,
-        help="JSON object of environment arguments, merged over the run's "
-        "(e.g. '{\"min_solution_length\": 2}')",
+        help="JSON object of environment arguments, merged over the run's (e.g. "
+        "'{\"min_solution_length\": 2}'); with an --env other than the run's, taken as it is",
     )
 
 
 def add_address_argument(parser):
     parser.add_argument(
-        "--address", default=None, help="a running Ray cluster (HOST:PORT) to train on"
+        "--address",
+        default=None,
+        help="a running Ray cluster (HOST:PORT) to train on (not with the keras engine)",
     )
 
 

@@ -112,7 +112,8 @@ def sweep_arguments(parser):
         nargs="+",
         default=[],
         help="also stop each run at these step counts and evaluate the best checkpoint so far "
-        "(the best 'within N steps'), then go on",
+        "(the best 'within N steps'), then go on; budgets at or above --stop-timesteps are "
+        "the run's end",
     )
     parser.add_argument("--out", default="runs/learning-easy", help="the run directories")
     add_run_arguments(parser, exclude=VARIED)
@@ -151,7 +152,9 @@ def sweep(args):
 
 def reproduce_arguments(parser):
     add_preset_argument(parser, default="bridge-small")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", default=[1, 2, 3], help="at least 2 seeds per agent"
+    )
     parser.add_argument(
         "--stop-timesteps",
         type=positive_int,
@@ -170,7 +173,10 @@ def reproduce_arguments(parser):
     parser.add_argument("--eval-episodes", type=positive_int, default=1000)
     parser.add_argument("--probe-episodes", type=positive_int, default=1000)
     parser.add_argument(
-        "--report-only", action="store_true", help="skip training; report on the runs there"
+        "--report-only",
+        action="store_true",
+        help="skip training; report on the runs there (Appendix C's frames/s are still "
+        "measured where OUT/throughput.json is missing or was measured for another setting)",
     )
     add_run_arguments(parser, exclude=VARIED)
     add_address_argument(parser)
@@ -179,8 +185,9 @@ def reproduce_arguments(parser):
         "--throughput-seconds",
         type=float,
         default=60.0,
-        help="seconds each agent trains for Appendix C's frames/s; measured once into "
-        "OUT/throughput.json, delete it to re-measure",
+        help="seconds each agent trains, after up to 20 s of warm-up, for Appendix C's "
+        "frames/s, on the runs' engine; measured into OUT/throughput.json and again when the "
+        "preset, engine, cluster, layout or masking differ (delete it to re-measure)",
     )
 
 

@@ -25,7 +25,11 @@ STYLE_CHOICES = ("unicode", "ascii", "latex")
 
 
 def add_checkpoint_argument(parser):
-    parser.add_argument("checkpoint", help="a checkpoint directory or a run directory")
+    parser.add_argument(
+        "checkpoint",
+        help="a checkpoint directory, a run directory (its latest), an exported policy "
+        "(export-policy) or a Keras policy (a DAgger run's policy.keras or its folder)",
+    )
 
 
 def add_episode_arguments(parser):
@@ -80,7 +84,10 @@ def evaluate_arguments(parser):
     )
     parser.add_argument("--greedy", action="store_true", help="take the most likely action")
     parser.add_argument(
-        "--output", default=None, help="JSON report path (default: <run>/evaluation.json)"
+        "--output",
+        default=None,
+        help="JSON report path (default: <run>/evaluation.json for a checkpoint of a run "
+        "directory; otherwise printed only)",
     )
 
 
@@ -131,7 +138,7 @@ def summary_arguments(parser):
         "--every",
         type=positive_int,
         default=1_000_000,
-        help="window width in environment steps (default 1000000)",
+        help="window width in environment steps (default 1000000; a DAgger run prints its rounds)",
     )
     add_output_argument(parser)
 

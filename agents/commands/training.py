@@ -37,7 +37,8 @@ def train_arguments(parser):
         "--stop-timesteps",
         type=positive_int,
         default=5_500_000_000,
-        help="environment steps to train for (default: the paper's 5.5e9)",
+        help="the run's environment steps in all, a resumed run's included (default: the "
+        "paper's 5.5e9)",
     )
     parser.add_argument(
         "--stop-seconds", type=float, default=None, help="also stop after this much wall-clock time"
@@ -53,7 +54,8 @@ def train_arguments(parser):
     parser.add_argument(
         "--address",
         default=None,
-        help="join the Ray cluster at this address (default: start a local Ray)",
+        help="join the Ray cluster at this address (default: start a local Ray; the keras "
+        "engine runs without Ray and refuses it)",
     )
     parser.add_argument(
         "--checkpoint-every",
@@ -75,8 +77,9 @@ def train_arguments(parser):
         type=non_negative_int,
         default=0,
         metavar="EPISODES",
-        help="after training, evaluate the final checkpoint, and the best where it is another, "
-        "on this many episodes",
+        help="after training (not after an interrupt), evaluate the final checkpoint "
+        "(evaluation.json), and the best where it is another (evaluation_best.json), on this "
+        "many episodes",
     )
     parser.add_argument("--progress", default="auto", choices=PROGRESS_CHOICES)
 

@@ -9,6 +9,7 @@ back on one machine (Appendix C's time adjustment), with where the time goes.
 `benchmarks/train_throughput.py` measures the same way across presets, layouts and the bare model.
 """
 
+import dataclasses
 import json
 import statistics
 import time
@@ -67,6 +68,31 @@ def measure_layout(arguments, seconds, warmup_s):
     }
 
 
+def measure_engine(arguments, seconds, warmup_s):
+    """{"sampled_fps"}: the environment steps per second of the run of `arguments` on its own
+    engine (any of `engines.ENGINES`, opened as `train` opens it), seeded 0 with an iteration
+    every 2 s: `warmup_s` seconds first, then counted over `seconds`. `measure_layout` adds the
+    old stack's profile."""
+    from keras_simplicial.agents.training.engines import ENGINES
+
+    engine = ENGINES[arguments.engine]
+    overrides = {**arguments.overrides, "min_time_s_per_iteration": 2}
+    arguments = dataclasses.replace(arguments, seed=0, overrides=overrides)
+    trainer = engine.open(arguments, engine.configure(arguments), None, None)
+    try:
+        started = time.time()
+        while time.time() - started < warmup_s:
+            trainer.train()
+        first, started = trainer.environment_steps(), time.time()
+        while time.time() - started < seconds:
+            trainer.train()
+        elapsed = time.time() - started
+        steps = trainer.environment_steps() - first
+    finally:
+        trainer.stop()
+    return {"sampled_fps": steps / elapsed}
+
+
 def counters(algorithm):
     return (
         int(algorithm._counters.get("num_env_steps_sampled", 0)),
@@ -113,20 +139,21 @@ def measured_throughput(out, preset, arguments, *, seconds, address=None):
     Appendix C scales steps by a ratio of speeds, and a ratio is only meaningful within one
     machine and one sitting: the runs' own medians mix sittings (this project's runs trained the
     relational agent at 1,700 frames/s in one and 3,400 in another, on CPUs that name themselves
-    alike). Measured when missing, or when the preset, the cluster, the layout or the masking of
-    blocked moves differ.
+    alike). Measured on the runs' engine (the old stack with its profile, `measure_layout`;
+    another through its trainer, `measure_engine`) when missing, or when the preset, the engine,
+    the cluster, the layout or the masking of blocked moves differ.
     """
-    import dataclasses
-
     import ray
 
     from keras_simplicial.agents.atomic_files import atomic_write_json
+    from keras_simplicial.agents.training.engines import ENGINES
     from keras_simplicial.agents.training.rllib.trainer import start_ray
     from keras_simplicial.agents.training.run_directory import this_machine
 
     path = Path(out) / THROUGHPUT_FILE
     setting = {
         "preset": preset,
+        "engine": arguments.engine,
         "ray": address or "embedded local Ray",
         "layout": {
             "sampler": arguments.sampler,
@@ -136,8 +163,9 @@ def measured_throughput(out, preset, arguments, *, seconds, address=None):
         "mask_blocked_moves": arguments.mask_blocked_moves,
     }
     if path.exists():
-        # Measured before runs could mask: every move played.
-        stored = {"mask_blocked_moves": False, **json.loads(path.read_text())}
+        # Measured before runs could mask (every move played) or name their engine (the old stack).
+        earlier = {"mask_blocked_moves": False, "engine": "rllib-old"}
+        stored = {**earlier, **json.loads(path.read_text())}
         if all(stored.get(key) == value for key, value in setting.items()):
             return stored
     warmup_s = min(20.0, seconds / 2)
@@ -146,16 +174,20 @@ def measured_throughput(out, preset, arguments, *, seconds, address=None):
         f"of warm-up ({path})",
         flush=True,
     )
-    start_ray(address=address, num_env_runners=arguments.num_env_runners)
+    measure = measure_layout if arguments.engine == "rllib-old" else measure_engine
+    on_ray = ENGINES[arguments.engine].api_stack is not None
+    if on_ray:
+        start_ray(address=address, num_env_runners=arguments.num_env_runners)
     try:
         frames_per_s = {
-            agent: measure_layout(
+            agent: measure(
                 dataclasses.replace(arguments, agent=agent), seconds=seconds, warmup_s=warmup_s
             )["sampled_fps"]
             for agent in AGENTS
         }
     finally:
-        ray.shutdown()
+        if on_ray:
+            ray.shutdown()
     stored = {
         **setting,
         "machine": this_machine(),

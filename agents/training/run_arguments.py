@@ -177,8 +177,9 @@ class RunArguments:
         help="JSON object of architecture overrides, e.g. '{\"entity_norm\": true}' (ranges "
         "checked: architecture.MODEL_RANGES), or the name of a model config ('paper': the "
         "paper's model exactly, model_config.MODEL_CONFIGS); and jit_compile (default "
-        "true: the model runs as one XLA computation; false for TensorFlow's graph executor; "
-        "the keras engine on PyTorch runs eager whatever it says)",
+        "true: the model runs as one XLA computation, jax.jit on JAX; false for TensorFlow's "
+        "graph executor, no jit on JAX; on PyTorch, the keras engine and rllib-new run eager "
+        "whatever it says)",
     )
     overrides: dict = run_argument(
         factory=dict,
@@ -187,8 +188,9 @@ class RunArguments:
         given_by_preset=True,
         help="JSON object of IMPALAConfig overrides on top of the preset's, e.g. "
         '\'{"lr": 1e-4, "train_batch_size": 640}\'; unknown keys and values outside their '
-        "range (lr > 0, gamma in (0, 1], sizes >= 1, ...: impala.CONFIG_RANGES) are refused before "
-        "anything starts; an lr given without lr_schedule replaces the preset's schedule too",
+        "range (lr > 0, gamma in (0, 1], sizes >= 1, ...: presets.CONFIG_RANGES) are refused "
+        "before anything starts; an lr given without lr_schedule replaces the preset's schedule "
+        "too",
     )
     # On a few cores the fastest layout is no remote env runner: the driver samples its boards as
     # one batch while IMPALA's learner thread trains beside it, in one process and one TensorFlow
@@ -197,14 +199,16 @@ class RunArguments:
         0,
         flags=("--num-env-runners",),
         rule=Integer(0),
-        help="rollout worker processes (0: the driver samples beside the learner thread, "
-        "fastest on a few cores; on a cluster, one per CPU)",
+        help="rollout worker processes (0: the driver samples, beside the learner thread on "
+        "rllib-old, fastest on a few cores; on a cluster, one per CPU); the keras engine "
+        "takes 0 only",
     )
     num_envs_per_env_runner: int = run_argument(
         64,
         flags=("--num-envs-per-env-runner", "--num-envs"),
         rule=Integer(1),
-        help="boards each runner steps as one batch",
+        help="boards each runner steps (as one batch with --sampler batched; as separate "
+        "gymnasium envs with rllib)",
     )
     seed: Optional[int] = run_argument(
         None,
@@ -217,7 +221,8 @@ class RunArguments:
         flags=("--sampler",),
         rule=OneOf(SAMPLERS),
         help="'batched': each env runner steps its boards as one batch; 'rllib': RLlib's "
-        "per-env sampler (slower on small boards, runs every RLlib episode callback)",
+        "per-env sampler (slower on small boards, runs every RLlib episode callback; not on the "
+        "keras engine)",
     )
     engine: str = run_argument(
         "rllib-old",

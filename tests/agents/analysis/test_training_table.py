@@ -75,7 +75,7 @@ def test_saved_evaluations_are_tabled_per_puzzle_type(tmp_path, capsys):
         "per_puzzle_type": {"(1, 0, 0)": entry(1.0, 0.0, 0.0), "(2, 1, 3)": entry(0.0, 0.5, 0.5)},
     }
     (run / "evaluation_best_greedy.json").write_text(json.dumps(report))
-    (run / "evaluation.json").write_text("{}")  # not an evaluation_<name>.json: left out
+    (run / "evaluation.json").write_text("{}")  # not an evaluation report: left out
     reports = run_evaluations(run)
     assert list(reports) == ["best_greedy"]
     header, _, row = format_evaluation_table(reports).splitlines()
@@ -92,3 +92,6 @@ def test_saved_evaluations_are_tabled_per_puzzle_type(tmp_path, capsys):
     assert header.endswith("| greedy loops: Gem box with 1 key / wrong box / blocked / cycle |")
     assert best.endswith("| 0.250 / 0.250 | - |")  # saved before loops were recorded
     assert final.endswith("| 0.250 / 0.250 | 0.200 / 0.100 / 0.100 / 0.000 |")
+    # `evaluate`'s default file, which `train --evaluate` writes for the last checkpoint.
+    (run / "evaluation.json").write_text(json.dumps(report))
+    assert list(run_evaluations(run)) == ["best_greedy", "final_greedy", "last"]

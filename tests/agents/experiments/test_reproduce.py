@@ -350,6 +350,27 @@ def test_throughput_is_measured_once_per_preset_and_cluster(tmp_path, monkeypatc
     assert len(calls) == 8
     assert measured("easy", num_env_runners=8, mask_blocked_moves=True)["mask_blocked_moves"]
     assert len(calls) == 10
+    # Another engine's runs are timed on it, through its own trainer; a file written before the
+    # engine was recorded stands for the old stack's runs.
+    monkeypatch.setattr(throughput, "measure_engine", measure)
+    monkeypatch.setattr(throughput, "measure_layout", None)
+    assert measured("easy", engine="keras")["engine"] == "keras"
+    assert len(calls) == 12
+    stored = json.loads((tmp_path / "throughput.json").read_text())
+    stored.pop("engine")
+    (tmp_path / "throughput.json").write_text(json.dumps(stored))
+    assert measured("easy", engine="keras")["engine"] == "keras"
+    assert len(calls) == 14
+
+
+def test_the_keras_engine_is_timed_through_its_own_trainer():
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+
+    arguments = RunArguments.from_preset(
+        "easy", "relational", engine="keras", num_envs_per_env_runner=4,
+        overrides={"train_batch_size": 40}, model_overrides={"jit_compile": False},
+    )  # fmt: skip
+    assert throughput.measure_engine(arguments, seconds=0.5, warmup_s=0)["sampled_fps"] > 0
 
 
 def _findings(late_rates):
