@@ -15,8 +15,8 @@ import numpy as np
 
 MODES = ("bridge", "standard")
 
-#: Defaults per mode. Bridge BoxWorld (Section 6): 7 x 9 board, solution length 1..3, a bridge in
-#: half of the episodes. Standard BoxWorld (Section 6, after Zambaldi et al.): 9 x 9 board, solution
+#: Defaults per mode. Bridge BoxWorld (Section 5): 7 x 9 board, solution length 1..3, a bridge in
+#: half of the episodes. Standard BoxWorld (Section 5, after Zambaldi et al.): 9 x 9 board, solution
 #: length 1..5, 0..4 distractors of branch length 1.
 DEFAULTS = {
     "bridge": dict(
@@ -40,14 +40,15 @@ DEFAULTS = {
         distractor_length=1,
     ),
 }
-#: Defaults shared by both modes: the 20-colour palette, no step limit, the fixed start of the
-#: paper and its rewards (no cost for a move the board blocks).
+#: Defaults shared by both modes: the 20-colour palette, no step limit, a fixed start (the paper
+#: does not say where the player starts; ours is tile (0, 0)) and the paper's rewards (no cost for
+#: a move the board blocks).
 COMMON_DEFAULTS = dict(num_colours=20, max_steps=None, random_start=False, blocked_move_reward=0.0)
 #: Every argument of a BoxWorld besides ``mode``: those of the single and the vector env, whose
 #: constructors pass them on here.
 ARGUMENTS = (*DEFAULTS["bridge"], *COMMON_DEFAULTS)
 
-#: The rewards of Section 6: a key obtained, the Gem, opening a box that loses the Gem (a
+#: The rewards of Section 3: a key obtained, the Gem, opening a box that loses the Gem (a
 #: distractor or the bridge). The Gem's also bounds the cost of a blocked move.
 REWARD_KEY = 1.0
 REWARD_GEM = 10.0
@@ -83,8 +84,9 @@ class BoxWorldConfig:
     """The parameters of one BoxWorld family; build it with `create()`.
 
     Key tiles sit only on the grid of *key positions* ``(r, c)`` with ``r`` in ``1, 3, 5, ...``
-    (``r <= rows - 2``) and ``c`` in ``1, 4, 7, ...`` (``c <= cols - 2``), the lock one to the right
-    (Section 6: ``(y, x) = (2r, 3c - 1)`` 1-indexed on the 7 x 9 board). In bridge mode the Gem box
+    (``r <= rows - 2``) and ``c`` in ``1, 4, 7, ...`` (``c <= cols - 2``), 0-indexed, the lock one
+    to the right: on the 7 x 9 board the paper's ``(y, x) = (2i, 3j - 1)`` for ``i, j`` in
+    ``1..3``, 1-indexed (Section 5). In bridge mode the Gem box
     is anchored at a key position outside the last key row and column, its second white tile below.
     """
 
@@ -135,7 +137,7 @@ class BoxWorldConfig:
         p = values["bridge_probability"]
         if (
             isinstance(p, bool)
-            or not isinstance(p, (int, float))
+            or not isinstance(p, (int, float, np.floating))
             or not 0.0 <= p <= 1.0
             or math.isnan(p)
         ):

@@ -267,7 +267,7 @@ def proof_tree(boxes: Sequence[Box], opened: Sequence[int], held: Iterable[int] 
 # -- a puzzle -------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class Puzzle:
-    """One episode's axioms: its boxes, puzzle type (a, b, c) of Section 6.2 and solution length."""
+    """One episode's axioms: its boxes, puzzle type (a, b, c) of Section 6 and solution length."""
 
     boxes: tuple
     puzzle_type: tuple
@@ -279,7 +279,8 @@ class Puzzle:
         return [box.sequent for box in self.boxes]
 
     def format_gamma(self, style: str = "unicode") -> str:
-        """``Gamma |- G`` as text, e.g. ``⊢ C₃, C₃ ⊢ C₇, C₇ ⊗ C₂ ⊢ 𝔾, ... ⊢ 𝔾``."""
+        """``Gamma |- G`` as text, in slot order (the Gem box first), e.g.
+        ``C₇ ⊗ C₂ ⊢ 𝔾, ⊢ C₃, C₃ ⊢ C₇, ... ⊢ 𝔾``."""
         axioms = ", ".join(s.format(style) for s in self.gamma())
         return f"{axioms} {_TURNSTILE[style]} {proposition(GEM, style)}"
 

@@ -1,8 +1,8 @@
 """An oracle player: walks the shortest plan of `.logic.solve()` on a board.
 
-Used by the tests (a plan must actually win when walked) and by ``play --hint``. The walk is a
-breadth-first search over floor cells, so it never picks up a loose key or tries a lock it did not
-aim for.
+Used by the tests (a plan must actually win when walked) and by ``play``'s hint (the ``?``
+key). The walk is a breadth-first search over floor cells, so it never picks up a loose key or
+tries a lock it did not aim for.
 """
 
 from __future__ import annotations

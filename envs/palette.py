@@ -1,6 +1,6 @@
 """Tile colours of (bridge) BoxWorld, Section 3 of the paper.
 
-Key colours are the ``num_colours`` hues of an HSV circle (footnote in Section 6: saturation 0.7,
+Key colours are the ``num_colours`` hues of an HSV circle (footnote in Section 5: saturation 0.7,
 brightness 0.8, hue 18k degrees for k = 0..19 with the default 20 colours). The colour of a key is
 its index into this palette; which indices a puzzle uses is drawn afresh every episode.
 """

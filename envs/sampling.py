@@ -8,7 +8,7 @@ for the same seeds).
 Objects live in *slots* with a fixed meaning per mode; unused slots are marked invalid.
 
 Bridge mode, with ``A = max_solution_length`` and the puzzle's solution length ``a``. Keys are
-indexed as in Section 6.2 by their distance from the Gem: ``T[1..a]`` on the top path (``T[1]``
+indexed as in Section 6 by their distance from the Gem: ``T[1..a]`` on the top path (``T[1]``
 opens the Gem's top lock, ``T[a]`` is the loose key), ``B[1..a]`` on the bottom path (indices
 ``a + 1 .. 2a`` of the puzzle type)::
 

@@ -45,7 +45,8 @@ class BoxWorldEnv(gym.Env):
     ## Observation Space
 
     ``Box(0, 255, (rows, cols + 1, 3), uint8)``: one RGB pixel per tile of the board, plus an
-    inventory column on the right that fills from the top with the keys held, in pickup order.
+    inventory column on the right with the keys held: a loose key takes the top free slot, and
+    the key of an opened box the slot of the key it used up (the Gem the upper of its two).
     Floor (199, 199, 199), player (127, 127, 127), empty inventory slot (10, 10, 10), the Gem
     white; key colours come from an HSV palette of ``num_colours`` colours shuffled every episode.
 
@@ -58,8 +59,8 @@ class BoxWorldEnv(gym.Env):
 
     ## Starting State
 
-    A puzzle drawn from the arguments below; the player on tile (0, 0) (``random_start=False``, as
-    in the paper) or on a random free tile.
+    A puzzle drawn from the arguments below; the player on tile (0, 0) (``random_start=False``;
+    the paper does not say where its player starts) or on a random free tile.
 
     ## Episode End
 
@@ -68,8 +69,9 @@ class BoxWorldEnv(gym.Env):
 
     ## Information
 
-    ``info``: ``puzzle_type`` (a, b, c) of Section 6.2, ``solvable`` (the solver's answer: is the
-    Gem still obtainable?), ``is_success`` (the Gem was obtained on this step),
+    ``info``: ``puzzle_type`` (a, b, c) of Section 6 ((a, 0, 0) without a bridge), ``solvable``
+    (the solver's answer: is the Gem still obtainable?), ``is_success`` (the Gem was obtained on
+    this step),
     ``solution_length`` and ``ended_by``: on the step that ends the episode, why it ended (one of
     ``OUTCOMES``: ``"won"``, ``"opened_bridge"``, ``"opened_wrong_box"`` (a distractor, or a box
     after which the Gem was unobtainable, then the step limit), ``"out_of_steps"``), else
@@ -84,7 +86,7 @@ class BoxWorldEnv(gym.Env):
       bridge, 1..5 standard).
     - ``bridge_probability``: probability of a bridge (0.5 bridge; must be 0 in standard mode).
     - ``min_distractors``, ``max_distractors``, ``distractor_length``: distractor branches
-      (standard mode: 0..4 branches of 1 box; must be 0 in bridge mode).
+      (standard mode: 0..4 branches of 1 box; the first two must be 0 in bridge mode).
     - ``num_colours``: size of the key palette (20).
     - ``max_steps``: truncate after this many steps (``None``: no limit).
     - ``random_start``: start on a random free tile instead of (0, 0) (``False``).

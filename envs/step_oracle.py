@@ -36,7 +36,8 @@ class StepOracle:
         slots: [K] the slots of the objects on the solution paths; bit k of a state's ``mask``
             says whether ``slots[k]`` is opened.
         steps: [2**K, cells] int32: fewest steps to the Gem from (mask, cell), `UNREACHABLE` where
-            there is no way (a mask no play reaches, or a cell inside a box).
+            the Gem cannot be reached from there; defined for every (mask, cell), also those no
+            play reaches (a mask no play opens, a cell a box stands on).
         successor: [2**K, cells, 4] int64: the flat state (mask * cells + cell) each action leads
             to; ``2**K * cells`` for the action that takes the Gem.
     """

@@ -33,7 +33,7 @@ class BoxWorldVectorEnv(VectorEnv):
     observation buffer; ``False`` returns the persistent buffer itself, which the next step
     overwrites.
     Info arrays: ``puzzle_type`` ``(n, 3)``, ``solvable``, ``is_success``, ``solution_length``
-    ``(n,)``, each with its ``_key`` mask (all True).
+    and ``ended_by`` ``(n,)``, each with its ``_key`` mask (all True).
     """
 
     metadata = {
@@ -73,6 +73,11 @@ class BoxWorldVectorEnv(VectorEnv):
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
             seeds = [int(seed) + i for i in range(self.num_envs)]
         else:
+            if isinstance(seed, bool) or not hasattr(seed, "__iter__"):
+                raise ValueError(
+                    f"seed must be None, an int or a list of num_envs={self.num_envs} seeds, "
+                    f"got {seed!r}"
+                )
             seeds = list(seed)
             if len(seeds) != self.num_envs:
                 raise ValueError(

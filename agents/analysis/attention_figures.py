@@ -12,7 +12,7 @@
 - `save_episode_gif(record, path)`: the whole episode, board and attention side by side.
 
 Every figure has the board beside the attention, titled with the puzzle type (a, b, c) of
-Section 6.2, the step and the action taken. Figures are drawn with the Agg backend, so all of this
+Section 6, the step and the action taken. Figures are drawn with the Agg backend, so all of this
 works without a display; save them as PNG or PDF with `figure.savefig`.
 """
 
@@ -32,7 +32,7 @@ HEATMAP = "viridis"
 
 
 def puzzle_type_text(puzzle_type):
-    """ "(3, 2, 5)" for a bridge puzzle, "(2, -, -), no bridge" otherwise (Section 6.2)."""
+    """ "(3, 2, 5)" for a bridge puzzle, "(2, -, -), no bridge" otherwise (Section 6)."""
     a, b, c = (int(v) for v in puzzle_type)
     return f"({a}, {b}, {c})" if b > 0 else f"({a}, -, -), no bridge"
 

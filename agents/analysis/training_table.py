@@ -75,7 +75,7 @@ def training_windows(run_dir, every=1_000_000):
         types = sorted(
             parse_puzzle_type_key(c[len(WIN_PREFIX) :]) for c in columns if c.startswith(WIN_PREFIX)
         )
-        # Bridge types: (a, b, c) with b > 0, the bridge's place on the path (Section 6.2).
+        # Bridge types: (a, b, c) with b > 0, the bridge's place on the path (Section 6).
         bridge_types = ["_".join(map(str, t)) for t in types if t[1] > 0]
         bridge_columns = [f"{ENDED_PREFIX}opened_bridge/{key}" for key in bridge_types]
         bridge_shares = [_mean(rows, c) for c in bridge_columns if c in columns]

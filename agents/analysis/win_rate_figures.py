@@ -2,7 +2,7 @@
 
 The inputs are the reports `keras-simplicial evaluate` writes (agents/evaluate.py): one JSON file
 per evaluated checkpoint, with the agent kind and the win rate of every puzzle type (a, b, c) of
-Section 6.2. For each agent and puzzle type the figure shows the mean over checkpoints with the
+Section 6. For each agent and puzzle type the figure shows the mean over checkpoints with the
 standard deviation as an error bar (the paper: "mean and standard deviation of 100 runs across
 various checkpoints"), and the individual checkpoints as dots.
 """

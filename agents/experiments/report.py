@@ -309,7 +309,7 @@ def per_type_section(options, found):
         + ", ".join(f"{outcome.replace('_', ' ')}" for outcome in lost)
         + " (`ended_by` of the evaluation; one cached before evaluations recorded it is played "
         "again). Puzzle type (a, b, c): solution length a, bridge from b to c, (a, 0, 0) without "
-        "a bridge (Section 6.2).",
+        "a bridge (Section 6).",
         "",
         f"![per puzzle type]({relative(found.per_type_path, options.doc)})",
         "",

@@ -27,8 +27,9 @@ class Iteration:
     Attributes:
         number: training iterations so far, this one included (restored with a checkpoint).
         timesteps: environment steps sampled over the whole run.
-        frames_per_s: environment steps sampled per second during the iteration (the sampling
-            rate: checkpoints and their checks not included), None where the engine says none.
+        frames_per_s: environment steps sampled per second during the iteration (RLlib's
+            sampling rate; the Keras engine's steps over its acting and learning time;
+            checkpoints and their checks not included), None where the engine says none.
         episodes: episodes that ended during the iteration.
         episode_return_mean: the mean return of the last `smoothing` episodes (the engine's
             window), None before any ended.

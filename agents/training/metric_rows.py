@@ -3,7 +3,7 @@ metrics.csv of a training iteration.
 
 The original experiments logged the win rate of the first sub-environment only; here each finished
 episode reports whether it was won (`episode_metrics`), overall and under its puzzle type (a, b,
-c) of Section 6.2, and why it ended (`OUTCOMES` of the env: won, opened the bridge, opened another
+c) of Section 6, and why it ended (`OUTCOMES` of the env: won, opened the bridge, opened another
 wrong box, out of steps) as ``ended/<outcome>`` and ``ended/<outcome>/type_a_b_c``, 1.0 for its
 outcome and 0.0 for the others, so their means are the fraction of episodes that ended each way.
 Every engine averages them over its window of episodes into `Iteration.episode_means`;
@@ -57,7 +57,8 @@ def episode_metrics(won, puzzle_type=None, ended_by=None):
 def metrics_row(iteration, started_at, diagnostics=None, since=None):
     """The metrics.csv and TensorBoard row of one `Iteration` (plus `diagnostics`, a dict).
 
-    `frames_per_s` is the engine's sampling rate during the iteration. With `since`, the
+    `frames_per_s` is the engine's rate during the iteration (`Iteration.frames_per_s`). With
+    `since`, the
     `(environment steps, time.time())` of the previous row, `wall_frames_per_s` is the steps
     since then over the wall time since then: what the run really trains per second, checkpoints
     and their greedy checks included.

@@ -60,6 +60,9 @@ PAPER_IMPALA_HYPERPARAMETERS = {
 #   won 0.685 greedily with its best checkpoint of the first 500,000 steps, short of the
 #   acceptance's 0.99, by the rule written before those runs (docs/benchmarks.md, "Global-norm
 #   clipping on the easy preset").
+# - the entropy bonus 0.01, not Table 1's 5e-3: the value the recipe's search started from; on a
+#   5 x 6 board Table 1's left the policy random longer (500,000 steps against 300,000;
+#   studies/easy-recipe/).
 PRESETS = {
     "easy": {
         "env": "BoxWorld-v0",

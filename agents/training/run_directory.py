@@ -6,7 +6,8 @@
       metrics.csv           one row per training iteration
       events/               TensorBoard event files
       checkpoints/
-        iter_000012/        RLlib checkpoints, each renamed into place only once complete, with
+        iter_000012/        checkpoints (the engine's: RLlib's, or the Keras engine's weights and
+                            optimizer state), each renamed into place only once complete, with
                             a copy of run.json and manifest.json (sizes and SHA-256 of its files)
         damaged-iter_N/     a checkpoint `--resume` found damaged, set aside (never deleted)
         latest              the name of the newest complete checkpoint
@@ -24,7 +25,8 @@
 
 Every file that a crash could leave half-written is written to a temporary name in the same
 directory and then renamed over the old one (`atomic_files`; a checkpoint is a staging directory
-renamed into place). What damage does
+renamed into place), but for the logs that grow a row at a time: metrics.csv and the TensorBoard
+events are appended to, and a last row cut off by a crash is left out when read. What damage does
 reach a file (a disk, a copy, a merge) is named in one line by the readers here, and `--resume`
 goes on from what is intact (`resume_point`, `repair_for_resume`): a damaged file is set aside
 under a `damaged-` or `.damaged` name, never deleted.
@@ -232,14 +234,12 @@ class RunDirectory:
     def resume_point(self):
         """(the newest intact checkpoint or None, [(damaged checkpoint, reason), ...] newer).
 
-        The `latest` checkpoint first, then the others newest first; intact is what
+        The checkpoints newest first, whatever `latest` names: a crash between a checkpoint's
+        rename into place and the pointer's update leaves `latest` one behind. Intact is what
         `verify_checkpoint` accepts.
         """
-        latest = self.latest_checkpoint()
-        candidates = [latest] if latest is not None else []
-        candidates += [c for c in reversed(self.checkpoints()) if c != latest]
         damaged = []
-        for checkpoint in candidates:
+        for checkpoint in reversed(self.checkpoints()):
             try:
                 verify_checkpoint(checkpoint)
             except ValueError as error:
@@ -296,10 +296,22 @@ class RunDirectory:
         atomic_write_json(self.machines_file, entries)
 
     def read_machines(self):
-        """`record_machine`'s entries, oldest first ([] for a run from before they existed)."""
+        """`record_machine`'s entries, oldest first ([] for a run from before they existed).
+
+        Raises:
+            ValueError: naming the file, when it is damaged.
+        """
         if not self.machines_file.is_file():
             return []
-        return json.loads(self.machines_file.read_text(encoding="utf-8"))
+        try:
+            entries = json.loads(self.machines_file.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{self.machines_file} is damaged: {error}.") from None
+        if not isinstance(entries, list) or not all(
+            isinstance(e, dict) and "from_iteration" in e for e in entries
+        ):
+            raise ValueError(f"{self.machines_file} is damaged: not a list of machine entries.")
+        return entries
 
     def machine_of(self, iteration, entries=None):
         """The machine that trained `iteration` (counted from 1), or None if unrecorded;
@@ -345,8 +357,8 @@ class RunDirectory:
 
     def repair_for_resume(self):
         """Sets aside what `--resume` cannot use and says so: a damaged metrics.csv (the run
-        goes on with a new one) and a damaged best.json, or one naming a checkpoint that is gone
-        (the next checkpoints compete anew).
+        goes on with a new one), a damaged best.json, or one naming a checkpoint that is gone
+        (the next checkpoints compete anew), and a damaged machines.json (a new record starts).
         A metrics.csv whose last row was cut off loses that row (`truncate_metrics` rewrites it).
 
         Returns:
@@ -372,6 +384,11 @@ class RunDirectory:
                     f"{self.best_file} names {best['checkpoint']}, which is gone (damaged); "
                     f"set aside as {kept.name}; the best checkpoint is chosen anew."
                 )
+        try:
+            self.read_machines()
+        except ValueError as error:
+            kept = self.set_aside(self.machines_file)
+            said.append(f"{error} Set aside as {kept.name}; a new record of machines starts.")
         return said
 
     def truncate_metrics(self, last_iteration):

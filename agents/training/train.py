@@ -14,7 +14,8 @@
    (`keras_engine/`); the RLlib adapter starts Ray and builds IMPALA (`rllib/`).
 3. Iterations until the stop condition (`train_iterations`): `trainer.train()` (an `Iteration`),
    a metrics row (CSV + TensorBoard), progress, and a checkpoint every `checkpoint_every`
-   iterations (`CheckpointKeeper`). Ctrl-C and SIGTERM checkpoint before leaving.
+   iterations (`CheckpointKeeper`). Ctrl-C and SIGTERM stop it once the iteration under way
+   (and its checkpoint) is done, and checkpoint before leaving; a second signal leaves at once.
 4. A `TrainingSummary` of where everything went (the `train` command then plots the curve).
 """
 
@@ -109,6 +110,12 @@ def train(
     """
     if isinstance(check_episodes, bool) or int(check_episodes) < 0:
         raise ValueError(f"check_episodes must be an integer >= 0, got {check_episodes!r}.")
+    if isinstance(checkpoint_every, bool) or int(checkpoint_every) < 1:
+        raise ValueError(f"checkpoint_every must be an integer >= 1, got {checkpoint_every!r}.")
+    if stop_seconds is not None and (isinstance(stop_seconds, bool) or not stop_seconds > 0):
+        raise ValueError(f"stop_seconds must be a number > 0 or None, got {stop_seconds!r}.")
+    if stop_timesteps is None or int(stop_timesteps) <= 0:
+        raise ValueError(f"stop_timesteps must be a positive integer, got {stop_timesteps!r}.")
     run = RunDirectory(out)
     if resume:
         given = arguments
@@ -131,8 +138,6 @@ def train(
                 "or choose another --out."
             )
         checkpoint = None
-    if stop_timesteps is None or int(stop_timesteps) <= 0:
-        raise ValueError(f"stop_timesteps must be a positive integer, got {stop_timesteps!r}.")
     engine = engine_named(arguments.engine)
     engine.require()
     config = engine.configure(arguments)  # every argument is checked before anything starts
@@ -201,7 +206,8 @@ def resume_state(run):
     Damaged checkpoints newer than the newest intact one are renamed `damaged-iter_N`; a damaged
     or missing run.json is restored from the checkpoint's own copy; a damaged metrics.csv or
     best.json is set aside (`RunDirectory.repair_for_resume`). Each repair is printed in one
-    line. Raises `ValueError` if no checkpoint is intact or the arguments cannot be recovered.
+    line. Raises `FileNotFoundError` when `run` is no run or holds no checkpoint, and
+    `ValueError` when no checkpoint is intact or the arguments cannot be recovered.
     """
     if not run.run_file.exists() and not run.checkpoints_dir.is_dir():
         raise FileNotFoundError(f"{run.root} is not a training run: {run.run_file} is missing.")
@@ -326,7 +332,7 @@ class _StopRequest:
         return self
 
     def _handle(self, signum, frame):
-        if self.requested:  # second Ctrl-C: leave now
+        if self.requested:  # a second Ctrl-C or SIGTERM: leave now, without a checkpoint
             raise KeyboardInterrupt
         self.requested = True
 

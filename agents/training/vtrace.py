@@ -2,13 +2,14 @@
 for TensorFlow, JAX and PyTorch, used by the Keras engine's learner step (`keras_engine`).
 
     vs, pg_advantages = vtrace(log_rhos, discounts, rewards, values, bootstrap_value)
-    total, stats = impala_loss(logits, values, batch, gamma=0.99, entropy_coeff=5e-3)
+    total, stats = impala_loss(logits, values, actions, behaviour_logp, rewards, terminateds,
+                               bootstrap_value, gamma=0.99, entropy_coeff=5e-3)
 
 Every tensor is time-major, [T, B]: T steps of B boards' unrolls, as RLlib's old stack cuts its
 train batch (`_make_time_major`). The conventions are RLlib 2.60's old stack (`vtrace_tf`,
 `impala_tf_policy.VTraceLoss`), which the paper's code (RLlib 0.7) shares, so that the two
-engines train on the same objective (tests/agents/training/test_vtrace.py compares both on the
-same inputs):
+engines train on the same objective (tests/agents/training/test_keras_engine.py compares both on
+the same inputs):
 
 - discounts are gamma where the step did not terminate the episode, 0 where it did; a step limit
   (truncation) inside an unroll is not a termination (RLlib's V-trace reads on into the next

@@ -1,6 +1,7 @@
 """Invalid arguments raise ValueError naming the argument and the accepted values."""
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 from keras_simplicial.envs import (
@@ -48,6 +49,7 @@ def test_invalid_arguments_raise_value_error(kwargs, message):
 
 def test_valid_edge_cases_construct():
     BoxWorldEnv(max_solution_length=3, bridge_probability=1.0)
+    BoxWorldEnv(bridge_probability=np.float32(0.5))  # a float, as blocked_move_reward takes it
     BoxWorldEnv(mode="standard", max_solution_length=5, max_distractors=6)  # 12 objects fit
     BoxWorldEnv(max_solution_length=4, rows=9)  # 10 objects on 4x3
     with pytest.raises(ValueError, match="num_envs|num_boards"):
@@ -55,6 +57,9 @@ def test_valid_edge_cases_construct():
     vec = BoxWorldVectorEnv(2)
     with pytest.raises(ValueError, match="seed"):
         vec.reset(seed=[1, 2, 3])
+    for seed in (True, 1.5):
+        with pytest.raises(ValueError, match="seed must be None, an int or a list"):
+            vec.reset(seed=seed)
 
 
 def test_single_and_vector_env_take_the_same_arguments():

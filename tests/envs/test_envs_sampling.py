@@ -1,4 +1,4 @@
-"""Puzzle sampling: type frequencies of Section 6.2, layout of Section 6, solvability."""
+"""Puzzle sampling: type frequencies and the layout of Sections 5 and 6, solvability."""
 
 import collections
 

@@ -40,8 +40,8 @@ def read_checkpoint(path):
 
 
 def read_engine_state(checkpoint):
-    """The `KERAS_ENGINE_STATE` record of a Keras-engine checkpoint; a `ValueError` naming the
-    file where it is not one."""
+    """The `KERAS_ENGINE_STATE` record of a Keras-engine checkpoint; a `FileNotFoundError`
+    naming the file where it is missing, a `ValueError` naming it where it is damaged."""
     path = Path(checkpoint) / KERAS_ENGINE_STATE
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: not a keras engine checkpoint.")

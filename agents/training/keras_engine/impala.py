@@ -25,10 +25,13 @@ The recipe is the run's: Table 1 (`PAPER_IMPALA_HYPERPARAMETERS`), the preset's 
 are the old stack's, so an update sees the same number of environment steps, and as many updates
 follow each sampled step.
 
-One deviation from the paper's IMPALA: acting and learning take turns, so every unroll is acted
-by the weights of the latest update (no policy lag; V-trace's importance weights still correct for
-the `num_epochs` passes over a batch). The paper's learner ran beside 63 actors per machine,
-whose weights were some updates behind.
+One deviation from the paper's IMPALA: acting and learning take turns, so an unroll is acted by
+the weights of the latest update, but for its first step: the forward pass that ends an unroll
+(V(x_T), the bootstrap value) also gives the next unroll's first logits, before the learn between
+them (a lag of one learn on 1 step in T; V-trace's importance weights correct for it, as for the
+`num_epochs` passes over a batch). The learner bootstraps from that V(x_T) of the acting weights,
+where RLlib's learner recomputes it with its own. The paper's learner ran beside 63 actors per
+machine, whose weights were some updates behind.
 
 A checkpoint (`save`, `checkpoint.py`) is the model's weights and the optimizer's variables
 (numpy arrays, backend independent), the counters and the random generators; a resumed run's

@@ -15,7 +15,8 @@ from keras_simplicial.agents.training.presets import CONFIG_RANGES, PAPER_IMPALA
 from keras_simplicial.agents.training.run_arguments import RunArguments
 
 #: The IMPALA settings the engine reads (RLlib's names), with what a run trains with unless its
-#: overrides say otherwise: Table 1, and RLlib's IMPALA defaults for the others.
+#: overrides say otherwise: Table 1, RLlib's IMPALA defaults for the schedules, the epochs and the
+#: iteration's minimums, and the project's window of episodes for the reported means.
 ENGINE_SETTINGS = {
     **PAPER_IMPALA_HYPERPARAMETERS,
     "lr_schedule": None,

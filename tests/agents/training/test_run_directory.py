@@ -195,3 +195,46 @@ def test_a_folder_written_atomically_replaces_the_old_one_whole_or_not_at_all(tm
     with atomic_directory(target) as staging:
         (staging / "other.json").write_text("{}")
     assert sorted(path.name for path in target.iterdir()) == ["other.json"]
+
+
+def test_resume_goes_on_from_the_newest_intact_checkpoint_whatever_latest_says(tmp_path):
+    run = RunDirectory(tmp_path / "run").create()
+    algorithm = FakeAlgorithm()
+    for iteration in (10, 20):
+        run.save_checkpoint(algorithm, iteration)
+    # A crash after iter_000020 was renamed into place and before `latest` was rewritten.
+    (run.checkpoints_dir / "latest").write_text("iter_000010\n")
+    intact, damaged = run.resume_point()
+    assert intact.name == "iter_000020" and damaged == []
+
+
+def test_a_damaged_machines_record_is_named_and_set_aside_on_resume(tmp_path):
+    run = RunDirectory(tmp_path / "run").create()
+    run.record_machine(0, "fast x 2")
+    run.machines_file.write_text('[{"from_iteration": 0, "mach')  # cut off
+    with pytest.raises(ValueError, match=r"machines\.json is damaged"):
+        run.read_machines()
+    (said,) = run.repair_for_resume()
+    assert "machines.json is damaged" in said and "machines.json.damaged" in said
+    assert run.read_machines() == [] and (run.root / "machines.json.damaged").is_file()
+    run.record_machine(0, "slow x 2")
+    assert [e["machine"] for e in run.read_machines()] == ["slow x 2"]
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"checkpoint_every": 0}, "checkpoint_every must be an integer >= 1, got 0"),
+        ({"stop_seconds": 0}, "stop_seconds must be a number > 0 or None, got 0"),
+        ({"stop_timesteps": 0}, "stop_timesteps must be a positive integer, got 0"),
+        ({"check_episodes": -1}, "check_episodes must be an integer >= 0, got -1"),
+    ],
+)
+def test_train_names_a_bad_argument_before_it_touches_the_run(tmp_path, changes, message):
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+    from keras_simplicial.agents.training.train import train
+
+    arguments = RunArguments.from_preset("easy", "relational", engine="keras")
+    with pytest.raises(ValueError, match=message):
+        train(arguments, out=tmp_path / "run", **{"stop_timesteps": 100, **changes})
+    assert not (tmp_path / "run").exists()
