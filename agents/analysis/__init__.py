@@ -11,6 +11,6 @@ explanations.py        explain_episode: one episode read as a proof (Appendix B)
 logic_probe.py         logic_probe: bridge avoidance where the rule applies and where not
 policy_map.py          the policy with the player moved to every free tile
 attention_figures.py   attention maps and episode GIFs (Section 6.1)
-training_curves.py     win rate against steps (Figures 4-6, Appendix C)
+training_curves.py     win rate against steps (Figures 3-5, Appendix C)
 win_rate_figures.py    win rate per puzzle type (Figures 10, 11)
 """

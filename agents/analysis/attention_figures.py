@@ -1,14 +1,14 @@
 """Attention figures of Section 6.1 for one recorded episode (`episode.EpisodeRecord`).
 
 - `plot_one_simplicial(record, step)`: the 1-simplicial attention of every head and block
-  iteration as query-by-key heat maps (rows: query entity i, columns: key entity j; Figure 7).
+  iteration as query-by-key heat maps (rows: query entity i, columns: key entity j; Figure 6).
 - `plot_virtual_entities(record, step)`: the 1-simplicial attention of each virtual entity and
   head multiplied into the pixels of the board region [1, R-2] x [1, C-1], each entity on the tile
-  Section 6.1 assigns it (Figures 8-10, second and third columns); `sharpen=2` multiplies the
+  Section 6.1 assigns it (Figures 7-9, second and third columns); `sharpen=2` multiplies the
   logits by 2 as the paper does "for visibility in print".
 - `plot_two_simplicial(record, step)`: the 2-simplicial attention A^i_{j,k} with query entities i
   as columns and key pairs (j, k) of virtual entities as rows in lexicographic order
-  (1,1), (1,2), (2,1), (2,2) (Figures 8-10); every column sums to one.
+  (1,1), (1,2), (2,1), (2,2) (Figures 7-9); every column sums to one.
 - `save_episode_gif(record, path)`: the whole episode, board and attention side by side.
 
 Every figure has the board beside the attention, titled with the puzzle type (a, b, c) of
@@ -43,13 +43,13 @@ def check_step(record, step):
         raise ValueError("the episode has no decisions to show.")
     if step is None:
         step = record.length - 1
-    step = int(step)
+    given = step = int(step)
     if step < 0:
         step += record.length
     if not 0 <= step < record.length:
         raise ValueError(
-            f"--step must be in [0, {record.length - 1}] (the episode has "
-            f"{record.length} decisions), got {step}."
+            f"--step must be in [-{record.length}, {record.length - 1}] (the episode has "
+            f"{record.length} decisions; negative counts from the end), got {given}."
         )
     if not record.attention:
         raise ValueError("the episode was played without recording attention.")
@@ -306,7 +306,7 @@ def _require_simplicial(record, what):
 
 
 def plot_one_simplicial(record, step=None):
-    """Figure 7: 1-simplicial attention of every block iteration (rows) and head (columns)."""
+    """Figure 6: 1-simplicial attention of every block iteration (rows) and head (columns)."""
     step = check_step(record, step)
     attention = record.attention[step]
     iterations = len(attention.one_simplicial)
@@ -324,7 +324,7 @@ def plot_one_simplicial(record, step=None):
 
 
 def plot_virtual_entities(record, step=None, iteration=0, sharpen=1.0):
-    """Figures 8-10: each virtual entity's 1-simplicial attention in `iteration`, on the board."""
+    """Figures 7-9: each virtual entity's 1-simplicial attention in `iteration`, on the board."""
     _require_simplicial(record, "virtual-entity attention")
     step = check_step(record, step)
     attention = record.attention[step]
@@ -352,7 +352,7 @@ def plot_virtual_entities(record, step=None, iteration=0, sharpen=1.0):
 
 
 def plot_two_simplicial(record, step=None):
-    """Figures 8-10: 2-simplicial attention of every block iteration and 2-simplicial head."""
+    """Figures 7-9: 2-simplicial attention of every block iteration and 2-simplicial head."""
     _require_simplicial(record, "2-simplicial attention")
     step = check_step(record, step)
     attention = record.attention[step]
@@ -399,8 +399,9 @@ def save_figures(record, out_dir, step=None, formats=("png",), sharpen=1.0, dpi=
 def episode_animation(record, sharpen=1.0):
     """(figure, panels) of the GIF frame: the board, then for the simplicial agent the virtual
     entities' attention in the first iteration and the 2-simplicial attention of the last one; for
-    the relational agent the 1-simplicial heads of every iteration. Heat maps share one colour
-    scale over the whole episode, so frames compare."""
+    the relational agent the 1-simplicial heads of every iteration. The 2-simplicial and
+    1-simplicial heat maps share one colour scale over the whole episode, so frames compare; the
+    virtual entities' panels are scaled to each frame's peak."""
     check_step(record, 0)
     attention = record.attention[0]
     iterations = len(attention.one_simplicial)

@@ -7,8 +7,8 @@
 Every analysis result is a dataclass with these two methods (`Result`): the evaluation, the logic
 and inventory probes, the policy map, a run's summary, the imitation check, the held-keys curve
 and a sweep's report. `to_dict()` is each field as JSON (the dataclass's fields, unless the
-result says otherwise); `to_markdown()` is Markdown: a line saying what was measured, then a
-table (`markdown_table`).
+result says otherwise); `to_markdown()` is Markdown: its tables (`markdown_table`), most
+with a line before them saying what was measured.
 """
 
 import abc

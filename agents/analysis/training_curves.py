@@ -1,8 +1,8 @@
-"""Training curves: fraction of puzzles solved against environment steps (Figures 4-6).
+"""Training curves: fraction of puzzles solved against environment steps (Figures 3-5).
 
 `plot_training_curves(run_dirs, path)` draws the mean and standard deviation over the runs of each
-agent kind on one axis (Figure 4); with `per_run_panels=True` it adds one panel per run (Figures 5
-and 6); with `time_adjusted=True` each agent's steps are rescaled by its measured frames/s relative
+agent kind on one axis (Figure 3); with `per_run_panels=True` it adds one panel per run (Figures 4
+and 5); with `time_adjusted=True` each agent's steps are rescaled by its measured frames/s relative
 to the fastest agent, the x-axis of Appendix C.
 """
 
@@ -88,9 +88,10 @@ def time_adjustment(runs, machines=None):
             for (agent, *_), by_machine in zip(runs, machines)
             if machine in by_machine
         ]
-    speed = {
-        kind: float(np.mean([fps for agent, fps in measured if agent == kind])) for kind in kinds
-    }
+    speed = {}
+    for kind in kinds:  # a run without a measured (positive) frames/s does not count
+        rates = [fps for agent, fps in measured if agent == kind and fps and fps > 0]
+        speed[kind] = float(np.mean(rates)) if rates else 0.0
     return appendix_c_factors(speed), speed
 
 
@@ -115,9 +116,9 @@ def plot_training_curves(
 ):
     """Writes the training-curve figure of `run_dirs` to `path` (PNG or PDF); returns the figure.
 
-    The first panel is Figure 4: the mean and standard deviation over the runs of each agent (on
+    The first panel is Figure 3: the mean and standard deviation over the runs of each agent (on
     the range of steps all its runs cover). `per_run_panels` adds one row per agent with one
-    panel per run (Figures 5 and 6). `time_adjusted` rescales each agent's steps by
+    panel per run (Figures 4 and 5). `time_adjusted` rescales each agent's steps by
     `time_adjustment` (Appendix C: the simplicial agent's axis times 1.9/1.4 in the paper).
     `seed_lines` adds each run as a faint line to the first panel. `groups` (one label per run)
     groups the runs by label instead of by agent kind, e.g. to compare two configurations.

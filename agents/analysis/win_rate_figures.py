@@ -1,6 +1,6 @@
 """Per-puzzle-type win rates of several checkpoints, both agents side by side (Figures 10 and 11).
 
-The inputs are the reports `keras-simplicial evaluate` writes (agents/evaluate.py): one JSON file
+The inputs are the reports `keras-simplicial evaluate` writes (`analysis.evaluation`): one JSON file
 per evaluated checkpoint, with the agent kind and the win rate of every puzzle type (a, b, c) of
 Section 6. For each agent and puzzle type the figure shows the mean over checkpoints with the
 standard deviation as an error bar (the paper: "mean and standard deviation of 100 runs across
@@ -96,7 +96,8 @@ def plot_per_type_win_rates(reports, path=None, puzzle_types=None, title=None):
         if puzzle_types
         else sorted({t for by_type in statistics.values() for t in by_type})
     )
-    if not types:
+    found = {t for by_type in statistics.values() for t in by_type}
+    if not found.intersection(types):
         raise ValueError(
             "the evaluation reports have no puzzle type with episodes"
             + (f" among {puzzle_types}" if puzzle_types else "")

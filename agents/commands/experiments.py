@@ -233,7 +233,7 @@ COMMANDS = (
         "reproduce",
         reproduce_arguments,
         reproduce,
-        "the paper's comparison (Figure 4) at a preset: both agents x seeds trained "
+        "the paper's comparison (Figure 3) at a preset: both agents x seeds trained "
         "(resumable), then the report from the run directories",
         description="Phase 1 trains (or resumes) the relational and the simplicial agent for "
         "every seed, one run at a time; phase 2 writes the report (--doc) and its figures "

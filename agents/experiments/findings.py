@@ -106,7 +106,7 @@ def late_win_rate(curve):
 
 
 def whole_run_win_rate(curve):
-    """The training win rate averaged over the whole run (the area under Figure 4's curve
+    """The training win rate averaged over the whole run (the area under Figure 3's curve
     divided by the run's steps): how early an agent learns, not only where it ends."""
     return mean_win_rate_between(curve.steps, curve.win_rates, 0.0, float(curve.steps[-1]))
 

@@ -179,7 +179,7 @@ def curves_section(options, found):
     paths, factor, measured = found.curve_paths, found.time_factor, found.throughput
     speed = measured["frames_per_s"]
     return [
-        "## Learning curves (Figures 4-6, Appendix C)",
+        "## Learning curves (Figures 3-5, Appendix C)",
         "",
         f"![mean and standard deviation per agent]({relative(paths['figure4'], options.doc)})",
         "",
@@ -426,7 +426,7 @@ def scale_section(found):
         "",
         f"The paper's claim is about bridge BoxWorld at full size ({paper_puzzles()}) after "
         'billions of steps: the mean training curve of four runs per agent shows "a clear '
-        "advantage of the simplicial agent\" (Section 5, Figure 4). Both agents' training curves "
+        "advantage of the simplicial agent\" (Section 5, Figure 3). Both agents' training curves "
         "show a common plateau at 0.85, which both reach by solving the shortest bridge type "
         '(1,1,2) (Section 6.2, "The plateau"), so the advantage lies in the mean curve beyond '
         "that plateau, on the other puzzle types; the paper's text does not say which of them "

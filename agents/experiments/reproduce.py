@@ -1,4 +1,4 @@
-"""The paper's comparison (Figure 4) at any preset, from training to the report
+"""The paper's comparison (Figure 3) at any preset, from training to the report
 (`keras-simplicial reproduce`).
 
     options = ReproduceOptions(preset="bridge-small", seeds=(1, 2, 3), stop_timesteps=3_000_000)

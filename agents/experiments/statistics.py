@@ -1,6 +1,6 @@
 """Is one agent ahead of the other over a few seeds, and with what confidence?
 
-The paper compares four runs per agent by their mean and standard deviation (Figure 4). With
+The paper compares four runs per agent by their mean and standard deviation (Figure 3). With
 a few runs per agent, `compare_seeds` adds what a reader needs to weigh a gap: the difference of
 the means and the exact permutation p-value of "the labels do not matter" (every split of the
 pooled runs into two groups of the same sizes; with 3 runs each the smallest two-sided p-value

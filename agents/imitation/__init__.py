@@ -7,6 +7,10 @@
     rounds_table.py      the rounds of a DAgger run as a table (`keras-simplicial summary`)
     plateau.py           PlateauSchedule: how a probe trains to a plateau
     held_keys.py         the held-keys probe: can a fresh model tell which two keys it holds?
+    held_keys_budget.py  the probe taken to a budget of updates, resumable
+    held_keys_diagnosis.py  why a held-keys model stays at the constant prediction
+    held_keys_study.py   the held-keys study's runs, as its plans fix them
+    trainability_study.py  the trainability study's runs, as its plans fix them
 
 It imports the model, the rollout, training (run files, checkpoints) and analysis (summaries of
 greedy games); nothing below it imports it.

@@ -10,11 +10,12 @@ labelled moves? A run reads from top to bottom:
 1. **Round 0**: the oracle (`keras_simplicial.envs.step_oracle`) plays ``oracle_episodes`` fresh
    boards, taking one of its optimal actions at random; every state is labelled with the set of
    optimal actions.
-2. **Training to a plateau**: Adam on -log sum_{a in optimal set} pi(a | s) over every labelled
-   state so far (a tie is never an error), from the previous round's weights; the learning rate
-   starts at ``learning_rate`` each round and is halved whenever an epoch's training loss falls by
-   less than ``min_improvement`` (relative), until it has been halved ``halvings`` times or
-   ``max_epochs`` epochs have run.
+2. **Training to a plateau**: Adam on -log sum_{a in optimal set} pi(a | s) over the labelled
+   states so far (a tie is never an error; each epoch a random order in whole batches, the
+   states of a last partial batch left out), from the previous round's weights; the learning
+   rate starts at ``learning_rate`` each round and is halved whenever an epoch's training loss
+   is not below the round's best epoch's by ``min_improvement`` (relative), until it has been
+   halved ``halvings`` times or ``max_epochs`` epochs have run.
 3. **Rounds 1, 2, ...**: the learner plays ``episodes_per_round`` fresh boards, half greedily
    (ended at its first repeated state) and half sampling from its policy, at most ``horizon``
    moves each; every state it reaches is labelled by the oracle and added (DAgger, Ross et al.
@@ -208,6 +209,7 @@ def run_dagger(config, out, *, log=print):
         episodes = None
         state = {"round": 0, "epoch": 0, "collected": False, "next_board": 0}
     else:
+        directory.complete_round(history, state)
         learner.load(directory.state_dir)
         episodes = LabelledEpisodes.load(directory.state_dir / "episodes.npz", env_id, env_config)
         log(
@@ -335,7 +337,8 @@ def _collect(learner, config, round_index, state, board_base, rng):
 
 
 def _epoch(learner, episodes, config, state, rng):
-    """One pass over every labelled state in a random order; (mean loss, mean accuracy)."""
+    """One pass over the labelled states in a random order, in whole batches (a last partial
+    batch's states are left out, others next epoch); (mean loss, mean accuracy)."""
     learner.optimizer.learning_rate.assign(state["learning_rate"])
     size = len(episodes)
     batch = config.batch_size

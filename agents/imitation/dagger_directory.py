@@ -9,7 +9,9 @@
                              optimizer.npz, episodes.npz (board seeds and moves), progress.json
 
 A state folder is complete before LATEST names it, and LATEST is replaced atomically; older
-folders are removed after. `keras-simplicial dagger --resume --out OUT` continues from LATEST.
+folders are removed after. `keras-simplicial dagger --resume --out OUT` continues from LATEST,
+and first makes again what a round writes after its state (OUT/policy.keras, OUT/best/), which a
+crash between the two would have left behind (`complete_round`).
 """
 
 import json
@@ -108,6 +110,24 @@ class DaggerDirectory:
         for old in self.states.iterdir():
             if old.is_dir() and old != folder:
                 shutil.rmtree(old)
+
+    def complete_round(self, history, state):
+        """What `save_round` writes after a round's state, made from that state: OUT/policy.keras,
+        and OUT/best/ where the round was the best. Does nothing unless the newest state is a
+        round's end (`collected` false, a round done). Idempotent: a resume calls it."""
+        state_dir = self.state_dir
+        if state_dir is None or state is None or state["collected"] or state["round"] < 1:
+            return
+        model = state_dir / KERAS_POLICY_FILE
+        atomic_copy_file(model, self.policy_file)
+        best = history.get("best")
+        best_file = self.best_dir / "best.json"
+        if best is not None and best["round"] == state["round"] - 1:
+            stored = best_file.read_text(encoding="utf-8") if best_file.is_file() else None
+            if stored is None or json.loads(stored) != best:
+                self.best_dir.mkdir(exist_ok=True)
+                atomic_copy_file(model, self.best_dir / KERAS_POLICY_FILE)
+                atomic_write_json(best_file, best)
 
     def save_round(self, learner, episodes, history, state, is_best):
         """The state after a complete round, its model as OUT/policy.keras and, if it is the best

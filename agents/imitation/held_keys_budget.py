@@ -78,8 +78,12 @@ class BudgetRun:
     model_config: dict | None = None
 
     def __post_init__(self):
+        from keras_simplicial.agents.training.presets import PRESETS
+
         if self.agent not in AGENTS:
             raise ValueError(f"agent must be one of {AGENTS}, got {self.agent!r}.")
+        if self.preset not in PRESETS:
+            raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {self.preset!r}.")
         if self.gain is not None and (self.agent != "simplicial" or self.gain not in GAINS):
             raise ValueError(
                 f"gain must be None or, for the simplicial agent, one of {GAINS}; got "
@@ -473,8 +477,8 @@ def learned(record):
 
 def pilot_decision(board_records):
     """ "go", "extend", "no-go" or "open" from the runs on the board (pilot-plan.md, section 3):
-    go if any learned; otherwise open while any is unfinished and has not left the constant
-    prediction; extend if any left it; no-go if every one finished at the constant prediction."""
+    go if any learned; otherwise, once every run has finished, extend if any left the constant
+    prediction and no-go if none did; open until then (an unfinished run may still learn)."""
     if not board_records:
         return "open"
     if any(learned(record) for record in board_records):

@@ -15,7 +15,8 @@ the block, the pooled vector, each MLP layer), on a batch of states:
 
 - `state_sd`: how much the features depend on the state: the standard deviation over the batch of
   each feature (of each entity), averaged, divided by the features' root mean square. 0: every
-  state gives the same features; about 1: the features are as much state as offset.
+  state gives the same features; 1: no offset at all, the features are all state (with offset
+  and spread of one size, about 0.71).
 - `entity_sd` (entity sites only): how distinct the entities of one state are: the standard
   deviation over the standard entities, averaged over features and states, divided by the root mean
   square. 0: the block has made every entity the same vector.
@@ -57,7 +58,8 @@ def _block_layer(model):
 def sites(model):
     """The sites of an agent model, in the order the signal passes them: a list of
     (name, symbolic tensor, kind) with kind "entities" ([B, N(+M), D]: the block's sites hold the
-    virtual entities last), "relu" (ReLU outputs: the convolutions and the MLP) or "vector"."""
+    virtual entities last), "grid" (the entity projection and its norm), "relu" (ReLU outputs:
+    the convolutions and the MLP) or "vector"."""
     names = {layer.name for layer in model.layers}
     found = []
     for name in FRONT_END_SITES:
@@ -121,9 +123,9 @@ class FeatureHealth:
         self.num_virtual_entities = int(num_virtual_entities)
 
     def __call__(self, observations, batch_size=256):
+        """A dict `<site>/<statistic>` of the sites on `observations` ([B, R, C+1, 3])."""
         import keras
 
-        """A dict `<site>/<statistic>` of the sites on `observations` ([B, R, C+1, 3])."""
         observations = np.asarray(observations, np.float32)
         if observations.ndim != 4 or len(observations) < 2:
             raise ValueError(

@@ -2,7 +2,7 @@
 report uses.
 
     curve = TrainingCurve.read("runs/demo")
-    curve.steps, curve.win_rates        # the points of Figure 4's curve
+    curve.steps, curve.win_rates        # the points of Figure 3's curve
     curve.timesteps, curve.frames_per_s # how far the run went, and how fast it sampled
 
 The rule: RLlib's training win rate is a mean over the last `SMOOTHING_EPISODES` episodes that

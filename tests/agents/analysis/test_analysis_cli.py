@@ -242,7 +242,7 @@ def test_visualize_rejects_a_step_outside_the_episode(checkpoints, tmp_path, cap
         ]
     )
     assert code == 2
-    assert "--step must be in [0, 4]" in capsys.readouterr().err
+    assert "--step must be in [-5, 4]" in capsys.readouterr().err
 
 
 def test_evaluate_reports_win_rates_per_puzzle_type_with_intervals(checkpoints, tmp_path, capsys):

@@ -358,6 +358,12 @@ def test_time_adjustment_compares_frames_per_s_of_one_machine_only(tmp_path):
     assert speed == {"relational": 4000, "simplicial": 1000}
     old = _fake_run(tmp_path / "old", "relational", 3000, [0.1] * 3)
     assert frames_per_s_by_machine(old) == {"unrecorded": 3000}
+    # A run without a measured frames/s does not pull its agent's mean down.
+    unmeasured = [("relational", None, None, 0.0), ("relational", None, None, 2000.0)]
+    factor, speed = time_adjustment([*unmeasured, ("simplicial", None, None, 1000.0)])
+    assert speed == {"relational": 2000.0, "simplicial": 1000.0} and factor["simplicial"] == 2.0
+    factor, speed = time_adjustment([("relational", None, None, 0.0)])
+    assert speed == {"relational": 0.0} and factor == {"relational": 1.0}
 
 
 def test_per_type_win_rates_mean_and_std_side_by_side(tmp_path):
@@ -395,6 +401,8 @@ def test_per_type_win_rates_mean_and_std_side_by_side(tmp_path):
     )
     with pytest.raises(ValueError, match="three integers"):
         parse_puzzle_type("3,3")
+    with pytest.raises(ValueError, match=r"no puzzle type with episodes among \[\(3, 3, 6\)\]"):
+        plot_per_type_win_rates(load_evaluations(files), puzzle_types=[(3, 3, 6)])
     figure = plot_per_type_win_rates(
         load_evaluations(files), tmp_path / "types.png", puzzle_types=[(1, 1, 2), (2, 2, 4)]
     )

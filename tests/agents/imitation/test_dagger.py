@@ -167,3 +167,24 @@ def test_summary_shows_a_dagger_runs_rounds(small_run, capsys):
     assert cli.main(["summary", str(out)]) == 0
     printed = capsys.readouterr().out
     assert f"DAgger run {out}" in printed and "| 0 (best) |" in printed
+
+
+def test_a_resume_makes_again_what_a_crash_after_a_rounds_state_left_behind(tmp_path):
+    directory = DaggerDirectory(tmp_path / "run")
+    state_dir = directory.states / "000007"
+    state_dir.mkdir(parents=True)
+    (directory.states / "LATEST").write_text("000007\n")
+    (state_dir / "policy.keras").write_bytes(b"round 2's model")
+    directory.best_dir.mkdir()
+    (directory.best_dir / "policy.keras").write_bytes(b"round 1's model")
+    (directory.best_dir / "best.json").write_text(json.dumps({"round": 1, "score": 0.5}))
+    # The crash came after round 2's state (the best round) and before its copies.
+    history = {"rounds": [{}, {}, {}], "best": {"round": 2, "score": 0.7}}
+    directory.complete_round(history, {"round": 3, "collected": False, "epoch": 4})
+    assert directory.policy_file.read_bytes() == b"round 2's model"
+    assert (directory.best_dir / "policy.keras").read_bytes() == b"round 2's model"
+    assert json.loads((directory.best_dir / "best.json").read_text()) == history["best"]
+    # Mid-round (its moves collected) the state's model is an epoch's, not a round's: left alone.
+    (state_dir / "policy.keras").write_bytes(b"an epoch of round 3")
+    directory.complete_round(history, {"round": 3, "collected": True, "epoch": 1})
+    assert directory.policy_file.read_bytes() == b"round 2's model"

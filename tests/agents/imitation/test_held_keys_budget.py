@@ -74,6 +74,8 @@ def test_the_ladder_shows_the_gem_locks_marked_or_alone(tmp_path):
 def test_bad_runs_are_refused_with_the_accepted_values():
     with pytest.raises(ValueError, match="agent must be one of"):
         BudgetRun(agent="transformer")
+    with pytest.raises(ValueError, match=r"preset must be one of \[.*'bridge-medium'"):
+        BudgetRun(preset="bridge-huge")
     with pytest.raises(ValueError, match="gain must be None or, for the simplicial agent"):
         BudgetRun(agent="relational", gain="ones")
     with pytest.raises(ValueError, match="max_updates must be a positive integer"):
