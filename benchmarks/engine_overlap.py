@@ -14,10 +14,7 @@ of the same engine, measured back to back. Keep the machine otherwise idle; the 
 """
 
 import argparse
-import json
 import sys
-
-BOARDS = 64
 
 
 def markdown(results, backend):
@@ -39,19 +36,16 @@ def markdown(results, backend):
 
 
 def main(argv=None):
-    from keras_simplicial.agents.experiments.benchmark_files import (
-        add_output_arguments,
-        write_outputs,
+    from keras_simplicial.agents.experiments.benchmark_files import add_output_arguments
+    from keras_simplicial.agents.experiments.engine_throughput import (
+        add_engine_arguments,
+        benchmark_arguments,
+        engine_benchmark,
+        overlap_figures,
     )
-    from keras_simplicial.agents.training.presets import PRESETS
-    from keras_simplicial.agents.training.run_arguments import AGENTS, RunArguments
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--presets", nargs="+", choices=sorted(PRESETS), default=["easy", "bridge-small", "paper"]
-    )
-    parser.add_argument("--agents", nargs="+", choices=AGENTS, default=["relational", "simplicial"])
-    parser.add_argument("--seconds", type=float, default=15.0)
+    add_engine_arguments(parser, presets=["easy", "bridge-small", "paper"], seconds=15.0)
     parser.add_argument("--rounds", type=int, default=2)
     add_output_arguments(parser)
     args = parser.parse_args(argv)
@@ -61,25 +55,10 @@ def main(argv=None):
             f"{args.rounds}."
         )
 
-    import keras
+    def measure(preset, agent):
+        return [overlap_figures(benchmark_arguments(preset, agent), args.seconds, args.rounds)]
 
-    from keras_simplicial.agents.experiments.engine_throughput import overlap_figures
-
-    backend = keras.backend.backend()
-    results = []
-    for preset in args.presets:
-        for agent in args.agents:
-            arguments = RunArguments.from_preset(
-                preset, agent, engine="keras", seed=1, num_envs_per_env_runner=BOARDS,
-                overrides={"min_time_s_per_iteration": 0},
-            )  # fmt: skip
-            figures = overlap_figures(arguments, args.seconds, args.rounds)
-            results.append({**figures, "preset": preset})
-            print(json.dumps(results[-1]), flush=True)
-    text = markdown(results, backend)
-    print(text)
-    record = {"backend": backend, "boards": BOARDS, "seconds": args.seconds, "results": results}
-    write_outputs(args, text, record)
+    engine_benchmark(args, measure, markdown)
     return 0
 
 

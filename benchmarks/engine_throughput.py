@@ -25,22 +25,21 @@ otherwise idle while it runs; its wall time is about (presets x agents) x (2 x `
 
 import argparse
 import csv
-import json
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-BOARDS = 64
-
 
 def old_stack_frames_per_s(preset, agent, seconds, warmup_s, workdir):
     """The median `wall_frames_per_s` of an old-stack run after `warmup_s`."""
+    from keras_simplicial.agents.experiments.engine_throughput import BENCHMARK_BOARDS
+
     out = Path(workdir) / f"rllib-old-{preset}-{agent}"
     command = [
         sys.executable, "-m", "keras_simplicial_cli", "train", "--preset", preset, "--agent",
-        agent, "--engine", "rllib-old", "--num-envs", str(BOARDS), "--seed", "1",
+        agent, "--engine", "rllib-old", "--num-envs", str(BENCHMARK_BOARDS), "--seed", "1",
         "--stop-seconds", str(seconds + warmup_s), "--stop-timesteps", "1000000000",
         "--checkpoint-every", "1000000", "--check-episodes", "0", "--progress", "none",
         "--out", str(out),
@@ -72,48 +71,37 @@ def markdown(results, backend):
 
 
 def main(argv=None):
-    from keras_simplicial.agents.experiments.benchmark_files import (
-        add_output_arguments,
-        write_outputs,
+    from keras_simplicial.agents.experiments.benchmark_files import add_output_arguments
+    from keras_simplicial.agents.experiments.engine_throughput import (
+        add_engine_arguments,
+        benchmark_arguments,
+        engine_benchmark,
+        engine_figures,
     )
-    from keras_simplicial.agents.training.presets import PRESETS
-    from keras_simplicial.agents.training.run_arguments import AGENTS, RunArguments
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--presets", nargs="+", choices=sorted(PRESETS), default=["easy", "bridge-small", "paper"]
-    )
-    parser.add_argument("--agents", nargs="+", choices=AGENTS, default=["relational", "simplicial"])
-    parser.add_argument("--seconds", type=float, default=30.0)
+    add_engine_arguments(parser, presets=["easy", "bridge-small", "paper"], seconds=30.0)
     parser.add_argument("--warmup-s", type=float, default=20.0)
     parser.add_argument("--repeats", type=int, default=10)
     add_output_arguments(parser)
     args = parser.parse_args(argv)
+    if args.seconds <= 0 or args.warmup_s < 0 or args.repeats < 1:
+        parser.error(
+            f"--seconds must be > 0, --warmup-s >= 0 and --repeats a positive integer, got "
+            f"{args.seconds}, {args.warmup_s} and {args.repeats}."
+        )
 
-    import keras
-
-    from keras_simplicial.agents.experiments.engine_throughput import engine_figures
-
-    backend = keras.backend.backend()
-    results = []
     with tempfile.TemporaryDirectory() as workdir:
-        for preset in args.presets:
-            for agent in args.agents:
-                arguments = RunArguments.from_preset(
-                    preset, agent, engine="keras", seed=1, num_envs_per_env_runner=BOARDS,
-                    overrides={"min_time_s_per_iteration": 0},
-                )  # fmt: skip
-                figures = engine_figures(arguments, args.seconds, args.repeats)
-                old = old_stack_frames_per_s(preset, agent, args.seconds, args.warmup_s, workdir)
-                results.append(
-                    {**figures, "preset": preset, "engine": figures["frames_per_s"],
-                     "old_stack": old, "limit": figures["limit_frames_per_s"]}
-                )  # fmt: skip
-                print(json.dumps(results[-1]), flush=True)
-    text = markdown(results, backend)
-    print(text)
-    record = {"backend": backend, "boards": BOARDS, "seconds": args.seconds, "results": results}
-    write_outputs(args, text, record)
+
+        def measure(preset, agent):
+            figures = engine_figures(benchmark_arguments(preset, agent), args.seconds, args.repeats)
+            old = old_stack_frames_per_s(preset, agent, args.seconds, args.warmup_s, workdir)
+            return [
+                {**figures, "engine": figures["frames_per_s"], "old_stack": old,
+                 "limit": figures["limit_frames_per_s"]}
+            ]  # fmt: skip
+
+        engine_benchmark(args, measure, markdown)
     return 0
 
 

@@ -15,10 +15,8 @@ time is about presets x agents x 3 x (`--seconds` + 30 s).
 """
 
 import argparse
-import json
 import sys
 
-BOARDS = 64
 MEASURED = ("remedy", "remedy+centre_pixels+conv_64", "remedy+centre_pixels+conv_128")
 
 
@@ -38,59 +36,42 @@ def markdown(results, backend):
 
 
 def main(argv=None):
-    from keras_simplicial.agents.experiments.benchmark_files import (
-        add_output_arguments,
-        write_outputs,
+    from keras_simplicial.agents.experiments.benchmark_files import add_output_arguments
+    from keras_simplicial.agents.experiments.engine_throughput import (
+        add_engine_arguments,
+        benchmark_arguments,
+        engine_benchmark,
+        engine_figures,
     )
     from keras_simplicial.agents.imitation.trainability_study import candidate_config
-    from keras_simplicial.agents.training.presets import PRESETS
-    from keras_simplicial.agents.training.run_arguments import AGENTS, RunArguments
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--presets", nargs="+", choices=sorted(PRESETS), default=["bridge-small", "bridge-medium"]
-    )
-    parser.add_argument("--agents", nargs="+", choices=AGENTS, default=["relational", "simplicial"])
-    parser.add_argument("--seconds", type=float, default=15.0)
+    add_engine_arguments(parser, presets=["bridge-small", "bridge-medium"], seconds=15.0)
     parser.add_argument("--repeats", type=int, default=10)
     add_output_arguments(parser)
     args = parser.parse_args(argv)
     if args.seconds <= 0 or args.repeats < 1:
         parser.error("--seconds must be > 0 and --repeats a positive integer.")
 
-    import keras
+    def measure(preset, agent):
+        results, remedy = [], None
+        for candidate in MEASURED:
+            arguments = benchmark_arguments(preset, agent, candidate_config(candidate))
+            figures = engine_figures(arguments, args.seconds, args.repeats)
+            remedy = remedy or figures
+            results.append(
+                {
+                    **figures,
+                    "candidate": candidate,
+                    "frames_over_remedy": figures["frames_per_s"] / remedy["frames_per_s"],
+                    "limit_over_remedy": (
+                        figures["limit_frames_per_s"] / remedy["limit_frames_per_s"]
+                    ),
+                }
+            )
+        return results
 
-    from keras_simplicial.agents.experiments.engine_throughput import engine_figures
-
-    backend = keras.backend.backend()
-    results = []
-    for preset in args.presets:
-        for agent in args.agents:
-            remedy = None
-            for candidate in MEASURED:
-                arguments = RunArguments.from_preset(
-                    preset, agent, engine="keras", seed=1, num_envs_per_env_runner=BOARDS,
-                    model_overrides=candidate_config(candidate),
-                    overrides={"min_time_s_per_iteration": 0},
-                )  # fmt: skip
-                figures = engine_figures(arguments, args.seconds, args.repeats)
-                remedy = remedy or figures
-                results.append(
-                    {
-                        **figures,
-                        "preset": preset,
-                        "candidate": candidate,
-                        "frames_over_remedy": figures["frames_per_s"] / remedy["frames_per_s"],
-                        "limit_over_remedy": (
-                            figures["limit_frames_per_s"] / remedy["limit_frames_per_s"]
-                        ),
-                    }
-                )
-                print(json.dumps(results[-1]), flush=True)
-    text = markdown(results, backend)
-    print(text)
-    record = {"backend": backend, "boards": BOARDS, "seconds": args.seconds, "results": results}
-    write_outputs(args, text, record)
+    engine_benchmark(args, measure, markdown)
     return 0
 
 

@@ -9,6 +9,12 @@ stack) and `benchmarks/engine_gpu.py` (a lent GPU) measure.
     overlap["overlap_over_turns"]
     outcome = train_to_target(arguments, out, target=0.9, seconds=300, archive="run.tar.gz")
 
+The engine benchmarks on this CPU (`engine_throughput.py`, `engine_overlap.py`,
+`front_end_cost.py`) share their command line and their loop over presets and agents:
+
+    add_engine_arguments(parser, presets=["easy", "bridge-small"], seconds=15.0)
+    results = engine_benchmark(args, lambda preset, agent: [figures...], markdown)
+
 Neither imports TensorFlow or Ray: on a lent GPU machine the engine runs Keras on JAX.
 """
 
@@ -20,6 +26,69 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+BENCHMARK_BOARDS = 64
+
+
+def add_engine_arguments(parser, presets, seconds):
+    """Adds an engine benchmark's `--presets` (default `presets`), `--agents` (both) and
+    `--seconds` (the measuring window, default `seconds`) to `parser`."""
+    from keras_simplicial.agents.training.presets import PRESETS
+    from keras_simplicial.agents.training.run_arguments import AGENTS
+
+    parser.add_argument(
+        "--presets", nargs="+", choices=sorted(PRESETS), default=list(presets),
+        help=f"the presets whose recipes are measured (default: {' '.join(presets)})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--agents", nargs="+", choices=AGENTS, default=list(AGENTS),
+        help="the agents measured (default: both)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--seconds", type=float, default=float(seconds),
+        help=f"each measuring window, in seconds (default: {seconds:g})",
+    )  # fmt: skip
+
+
+def benchmark_arguments(preset, agent, model_overrides=None):
+    """The run an engine benchmark measures: the Keras engine with `preset`'s own recipe,
+    `agent`, `BENCHMARK_BOARDS` boards and seed 1, each iteration one unroll."""
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+
+    return RunArguments.from_preset(
+        preset, agent, engine="keras", seed=1, num_envs_per_env_runner=BENCHMARK_BOARDS,
+        model_overrides=model_overrides, overrides={"min_time_s_per_iteration": 0},
+    )  # fmt: skip
+
+
+def engine_benchmark(args, measure, markdown):
+    """Runs an engine benchmark: `measure(preset, agent)` (a list of result dicts) for each of
+    `args.presets` x `args.agents` in turn, each result printed as a JSON line as it comes, then
+    the table `markdown(results, backend)` printed and written with the figures where `args`
+    asks (`benchmark_files.write_outputs`). Returns the results."""
+    import json
+
+    import keras
+
+    from keras_simplicial.agents.experiments.benchmark_files import write_outputs
+
+    backend = keras.backend.backend()
+    results = []
+    for preset in args.presets:
+        for agent in args.agents:
+            for result in measure(preset, agent):
+                results.append({**result, "preset": preset, "agent": agent})
+                print(json.dumps(results[-1]), flush=True)
+    text = markdown(results, backend)
+    print(text)
+    record = {
+        "backend": backend,
+        "boards": BENCHMARK_BOARDS,
+        "seconds": args.seconds,
+        "results": results,
+    }
+    write_outputs(args, text, record)
+    return results
 
 
 def _median_seconds(function, repeats):

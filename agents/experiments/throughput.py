@@ -10,6 +10,7 @@ back on one machine (Appendix C's time adjustment), with where the time goes.
 """
 
 import dataclasses
+import functools
 import json
 import statistics
 import time
@@ -40,22 +41,15 @@ def measure_layout(arguments, seconds, warmup_s):
     )
     algorithm = config.build_algo()
     try:
-        started = time.time()
-        while time.time() - started < warmup_s:
-            algorithm.train()
-        sampled_0, trained_0 = counters(algorithm)
-        iterations_0 = algorithm.iteration
-        started = time.time()
-        results = []
-        while time.time() - started < seconds:
-            results.append(algorithm.train())
-        elapsed = time.time() - started
-        sampled_1, trained_1 = counters(algorithm)
+        results, elapsed, before, after = warm_then_count(
+            algorithm.train, lambda: (*counters(algorithm), algorithm.iteration), seconds, warmup_s
+        )
     finally:
         algorithm.stop()
+    (sampled_0, trained_0, iterations_0), (sampled_1, trained_1, iterations_1) = before, after
     sampled_fps = (sampled_1 - sampled_0) / elapsed
     trained_fps = (trained_1 - trained_0) / elapsed
-    frames_per_iteration = (sampled_1 - sampled_0) / max(algorithm.iteration - iterations_0, 1)
+    frames_per_iteration = (sampled_1 - sampled_0) / max(iterations_1 - iterations_0, 1)
     return {
         "sampled_fps": sampled_fps,
         "trained_fps": trained_fps,
@@ -68,29 +62,40 @@ def measure_layout(arguments, seconds, warmup_s):
     }
 
 
-def measure_engine(arguments, seconds, warmup_s):
+def measure_engine(arguments, seconds, warmup_s, address=None):
     """{"sampled_fps"}: the environment steps per second of the run of `arguments` on its own
-    engine (any of `engines.ENGINES`, opened as `train` opens it), seeded 0 with an iteration
-    every 2 s: `warmup_s` seconds first, then counted over `seconds`. `measure_layout` adds the
-    old stack's profile."""
+    engine (any of `engines.ENGINES`, opened as `train` opens it: an RLlib engine joins the
+    cluster at `address`, or an embedded local Ray), seeded 0 with an iteration every 2 s:
+    `warmup_s` seconds first, then counted over `seconds`. `measure_layout` adds the old stack's
+    profile."""
     from keras_simplicial.agents.training.engines import ENGINES
 
     engine = ENGINES[arguments.engine]
     overrides = {**arguments.overrides, "min_time_s_per_iteration": 2}
     arguments = dataclasses.replace(arguments, seed=0, overrides=overrides)
-    trainer = engine.open(arguments, engine.configure(arguments), None, None)
+    trainer = engine.open(arguments, engine.configure(arguments), None, address)
     try:
-        started = time.time()
-        while time.time() - started < warmup_s:
-            trainer.train()
-        first, started = trainer.environment_steps(), time.time()
-        while time.time() - started < seconds:
-            trainer.train()
-        elapsed = time.time() - started
-        steps = trainer.environment_steps() - first
+        _, elapsed, first, last = warm_then_count(
+            trainer.train, trainer.environment_steps, seconds, warmup_s
+        )
     finally:
         trainer.stop()
-    return {"sampled_fps": steps / elapsed}
+    return {"sampled_fps": (last - first) / elapsed}
+
+
+def warm_then_count(train, count, seconds, warmup_s):
+    """Calls `train()` for `warmup_s` seconds (compilation, tracing, the first batches), then
+    for `seconds` more; returns (the counted calls' results, their wall time, `count()` before
+    them, `count()` after them)."""
+    started = time.time()
+    while time.time() - started < warmup_s:
+        train()
+    before, started = count(), time.time()
+    results = []
+    while time.time() - started < seconds:
+        results.append(train())
+    elapsed = time.time() - started
+    return results, elapsed, before, count()
 
 
 def counters(algorithm):
@@ -174,10 +179,14 @@ def measured_throughput(out, preset, arguments, *, seconds, address=None):
         f"of warm-up ({path})",
         flush=True,
     )
-    measure = measure_layout if arguments.engine == "rllib-old" else measure_engine
-    on_ray = ENGINES[arguments.engine].api_stack is not None
-    if on_ray:
-        start_ray(address=address, num_env_runners=arguments.num_env_runners)
+    api_stack = ENGINES[arguments.engine].api_stack
+    if api_stack == "old":
+        # measure_layout builds the old stack's Algorithm itself; another engine opens as train
+        # opens it, Ray included.
+        start_ray(address=address, num_env_runners=arguments.num_env_runners, api_stack=api_stack)
+        measure = measure_layout
+    else:
+        measure = functools.partial(measure_engine, address=address)
     try:
         frames_per_s = {
             agent: measure(
@@ -186,7 +195,7 @@ def measured_throughput(out, preset, arguments, *, seconds, address=None):
             for agent in AGENTS
         }
     finally:
-        if on_ray:
+        if api_stack is not None:
             ray.shutdown()
     stored = {
         **setting,

@@ -2,9 +2,16 @@
 tiny size on this CPU: the engine's frames/s and where its time goes, a run packed into one
 archive and unpacked, and a run trained towards a target in windows that resume."""
 
+import argparse
+import json
+
 import pytest
 
 from keras_simplicial.agents.experiments.engine_throughput import (
+    BENCHMARK_BOARDS,
+    add_engine_arguments,
+    benchmark_arguments,
+    engine_benchmark,
     engine_figures,
     overlap_figures,
     pack_run,
@@ -19,6 +26,68 @@ TINY = {
     "overrides": {"train_batch_size": 40, "min_time_s_per_iteration": 0},
     "model_overrides": {"jit_compile": False},
 }
+
+
+def _benchmark_parser():
+    from keras_simplicial.agents.experiments.benchmark_files import add_output_arguments
+
+    parser = argparse.ArgumentParser()
+    add_engine_arguments(parser, presets=["easy", "bridge-small"], seconds=15.0)
+    add_output_arguments(parser)
+    return parser
+
+
+def test_an_engine_benchmark_measures_each_preset_and_agent_and_writes_its_table(tmp_path, capsys):
+    table, figures = tmp_path / "t.md", tmp_path / "t.json"
+    args = _benchmark_parser().parse_args(
+        [
+            "--agents",
+            "simplicial",
+            "--seconds",
+            "2",
+            "--markdown",
+            str(table),
+            "--json",
+            str(figures),
+        ]
+    )
+    assert args.presets == ["easy", "bridge-small"] and args.seconds == 2.0
+    asked = []
+
+    def measure(preset, agent):
+        asked.append((preset, agent))
+        return [{"frames_per_s": 10.0 * len(asked)}, {"frames_per_s": 1.0}]
+
+    def markdown(results, backend):
+        return "\n".join(f"{r['preset']} {r['agent']} {r['frames_per_s']}" for r in results)
+
+    results = engine_benchmark(args, measure, markdown)
+    assert asked == [("easy", "simplicial"), ("bridge-small", "simplicial")]
+    assert [(r["preset"], r["frames_per_s"]) for r in results] == [
+        ("easy", 10.0), ("easy", 1.0), ("bridge-small", 20.0), ("bridge-small", 1.0),
+    ]  # fmt: skip
+    printed = capsys.readouterr().out.splitlines()
+    assert [json.loads(line) for line in printed[:4]] == results
+    assert table.read_text(encoding="utf-8").splitlines() == printed[4:8]
+    record = json.loads(figures.read_text(encoding="utf-8"))
+    assert record["results"] == results and record["seconds"] == 2.0
+    assert record["boards"] == BENCHMARK_BOARDS and "source_sha256" in record["code"]
+
+
+def test_an_engine_benchmark_names_a_preset_it_does_not_know(capsys):
+    with pytest.raises(SystemExit):
+        _benchmark_parser().parse_args(["--presets", "huge"])
+    assert "--presets" in capsys.readouterr().err
+
+
+def test_an_engine_benchmark_measures_the_keras_engine_on_the_presets_recipe():
+    arguments = benchmark_arguments("bridge-small", "simplicial", {"entity_norm": True})
+    reference = RunArguments.from_preset("bridge-small", "simplicial")
+    assert arguments.engine == "keras" and arguments.seed == 1
+    assert arguments.num_envs_per_env_runner == BENCHMARK_BOARDS
+    assert arguments.model_overrides == {"entity_norm": True}
+    assert arguments.env_config == reference.env_config
+    assert arguments.overrides == {**reference.overrides, "min_time_s_per_iteration": 0}
 
 
 def test_the_engines_frames_per_s_and_where_its_time_goes():

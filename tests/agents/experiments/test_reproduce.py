@@ -310,7 +310,7 @@ def test_throughput_is_measured_once_per_preset_and_cluster(tmp_path, monkeypatc
 
     calls = []
 
-    def measure(arguments, seconds, warmup_s):
+    def measure(arguments, seconds, warmup_s, address=None):
         layout = (
             arguments.sampler,
             arguments.num_env_runners,
@@ -361,6 +361,41 @@ def test_throughput_is_measured_once_per_preset_and_cluster(tmp_path, monkeypatc
     (tmp_path / "throughput.json").write_text(json.dumps(stored))
     assert measured("easy", engine="keras")["engine"] == "keras"
     assert len(calls) == 14
+
+
+@pytest.mark.parametrize("engine", ["rllib-old", "rllib-new", "keras"])
+def test_throughput_is_measured_on_the_cluster_of_the_runs(engine, tmp_path, monkeypatch):
+    import ray
+
+    from keras_simplicial.agents.training.rllib import trainer
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+
+    started, measured_at = [], []
+    monkeypatch.setattr(trainer, "start_ray", lambda **kwargs: started.append(kwargs))
+    monkeypatch.setattr(ray, "shutdown", lambda: started.append("shutdown"))
+    monkeypatch.setattr(
+        throughput, "measure_layout", lambda arguments, seconds, warmup_s: {"sampled_fps": 1.0}
+    )
+
+    def measure_engine(arguments, seconds, warmup_s, address=None):
+        measured_at.append(address)
+        return {"sampled_fps": 1.0}
+
+    monkeypatch.setattr(throughput, "measure_engine", measure_engine)
+    arguments = RunArguments.from_preset("easy", engine=engine, num_env_runners=2)
+    stored = throughput.measured_throughput(
+        tmp_path, "easy", arguments, seconds=4.0, address="head:6379"
+    )
+    assert stored["ray"] == "head:6379" and stored["engine"] == engine
+    if engine == "rllib-old":  # measure_layout builds its Algorithm on a Ray started here
+        assert started == [
+            {"address": "head:6379", "num_env_runners": 2, "api_stack": "old"},
+            "shutdown",
+        ]
+        assert measured_at == []
+    else:  # the trainer opens as train opens it: on the new stack's Ray, at the address
+        assert measured_at == ["head:6379", "head:6379"]
+        assert started == (["shutdown"] if engine == "rllib-new" else [])
 
 
 def test_the_keras_engine_is_timed_through_its_own_trainer():
