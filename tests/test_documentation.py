@@ -190,10 +190,12 @@ def test_each_make_target_exists(page, argv):
 @pytest.mark.parametrize("page, script, argv", benchmark_commands(), ids=_ids)
 def test_each_benchmark_command_names_a_script_and_its_options(page, script, argv):
     source = (ROOT / script).read_text(encoding="utf-8")
-    # A study's command may be the `main` of a package module, and a benchmark's --markdown and
-    # --json come from `add_output_arguments`: their options are written there.
+    # A study's command may be the `main` of a package module, a benchmark's --markdown and
+    # --json come from `add_output_arguments`, an engine benchmark's --presets, --agents and
+    # --seconds from `add_engine_arguments`: their options are written there.
     imported = (
-        r"^ *from (keras_simplicial\.[\w.]+) import \(?\s*[\w,\s]*\b(?:main|add_output_arguments)\b"
+        r"^ *from (keras_simplicial\.[\w.]+) import \(?\s*[\w,\s]*"
+        r"\b(?:main|add_output_arguments|add_engine_arguments)\b"
     )
     for module in re.findall(imported, source, flags=re.M):
         source += Path(importlib.util.find_spec(module).origin).read_text(encoding="utf-8")
