@@ -39,7 +39,8 @@ SITES = {
 def rl_runs(folder):
     """One dict per run directory of the RL campaign (rl-plan.md): agent, seed, steps, the
     training win rate of the last iteration, the first step at a training win rate of 0.9, and
-    the four evaluations (None until the run has finished), the length-2 one where made, the
+    the four evaluations' win rates (None until the run has finished), the length-2 one where
+    made (`length_2`: its whole report, per puzzle type and how episodes ended), the
     recent training win rate of each puzzle type (`recent_win_rates`) and the trainability sites
     over the run's second half (`late_sites`)."""
     runs = []
@@ -50,11 +51,13 @@ def rl_runs(folder):
         metrics = run_dir / "metrics.csv"
         rows = list(csv.DictReader(metrics.open(encoding="utf-8"))) if metrics.exists() else []
         win = [(int(r["timesteps"]), float(r["win_rate"])) for r in rows if r.get("win_rate")]
-        evaluations = {}
+        evaluations, length_2 = {}, None
         for name in EVALUATIONS + (LENGTH_2,):
             path = run_dir / f"evaluation_{name}.json"
             if path.exists():
-                evaluations[name] = json.loads(path.read_text(encoding="utf-8"))["overall"]
+                report = json.loads(path.read_text(encoding="utf-8"))
+                evaluations[name] = report["overall"]
+                length_2 = report if name == LENGTH_2 else length_2
         runs.append(
             {
                 "agent": arguments["agent"],
@@ -63,6 +66,7 @@ def rl_runs(folder):
                 "last_win_rate": win[-1][1] if win else None,
                 "first_at_0.9": next((step for step, rate in win if rate >= 0.9), None),
                 "evaluations": {k: v["win_rate"] for k, v in evaluations.items()},
+                "length_2": length_2,
                 "recent_by_type": recent_win_rates(rows),
                 "late_sites": late_sites(rows),
             }
@@ -169,6 +173,51 @@ def next_campaign(first_pilot, front_end_pilot, bridge_small_front_end_finished)
     if first_pilot == "go":
         return ("comparison", "remedy")
     return ("ladder", "front end")
+
+
+def length_2_lines(runs):
+    """Why a pilot's best checkpoints lose the length-2 episodes of its decision (greedily): for
+    each run evaluated on length 2, a row per puzzle type and one for all of them, how the
+    episodes ended and what the looping ones repeated, in `keras-simplicial evaluate`'s columns;
+    no lines before any run is."""
+    from keras_simplicial.agents.analysis.evaluation import LOOP_COLUMNS, LOSS_COLUMNS, loop_shares
+
+    evaluated = [run for run in runs if run.get("length_2")]
+    if not evaluated:
+        return []
+    lines = [
+        "How the best checkpoints' 1,000 length-2 episodes of the decision ended (greedily), and "
+        "what the episodes that looped repeated (`keras-simplicial evaluate`'s columns: the Gem's "
+        "box pushed holding one of its two keys, a wrong box pushed without its key, any other "
+        "move the board blocks, a cycle of moves):",
+        "",
+        "| run | puzzle type | episodes | won | "
+        + " | ".join(f"lost: {title}" for title in LOSS_COLUMNS.values())
+        + " | "
+        + " | ".join(f"loops: {title}" for title in LOOP_COLUMNS.values())
+        + " |",
+        "|---|---|---|---|" + "---|" * (len(LOSS_COLUMNS) + len(LOOP_COLUMNS)),
+    ]
+    for run in sorted(evaluated, key=lambda r: (AGENTS.index(r["agent"]), r["seed"])):
+        report = run["length_2"]
+        # An evaluation names its puzzle types as tuples are printed: "(2, 0, 0)".
+        per_type = {
+            tuple(int(n) for n in key.strip("()").split(",")): entry
+            for key, entry in report.get("per_puzzle_type", {}).items()
+        }
+        entries = [(type_label(t), per_type[t]) for t in sorted(per_type)]
+        entries += [("all", report["overall"])]
+        for label, entry in entries:
+            ended, loops = entry.get("ended_by", {}), loop_shares(entry.get("loops", {}))
+            lines.append(
+                f"| {run['agent']} seed {run['seed']} | {label} | {entry['episodes']:,} | "
+                f"{entry['win_rate']:.3f} | "
+                + " | ".join(f"{ended.get(kind, 0.0):.3f}" for kind in LOSS_COLUMNS)
+                + " | "
+                + " | ".join(f"{loops[kind]:.3f}" for kind in LOOP_COLUMNS)
+                + " |"
+            )
+    return lines + [""]
 
 
 def pilot_lines(runs, script="run-bridge-medium-pilot.sh"):

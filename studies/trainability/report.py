@@ -22,6 +22,7 @@ from keras_simplicial.agents.experiments.trainability_rl import (
     RECENT,
     campaign_finished,
     evaluation_pair,
+    length_2_lines,
     next_campaign,
     pilot_decision,
     pilot_lines,
@@ -555,6 +556,7 @@ def page(records):
         "",
         *pilot_lines(pilot),
         "",
+        *length_2_lines(pilot),
         *site_lines(pilot),
         "Both of the pilot's outcomes were planned before its first run: on go the paper's "
         "comparison ([its plan](comparison-plan.md), `run-bridge-medium-comparison.sh`), on "
@@ -586,6 +588,7 @@ def page(records):
         "",
         *pilot_lines(front_end_pilot, "run-bridge-medium-front-end-pilot.sh"),
         "",
+        *length_2_lines(front_end_pilot),
         *site_lines(front_end_pilot),
         "**Bridge-small with the front end**:",
         "",

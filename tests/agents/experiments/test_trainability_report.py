@@ -12,6 +12,7 @@ from pathlib import Path
 
 from keras_simplicial.agents.experiments.trainability_rl import (
     campaign_finished,
+    length_2_lines,
     next_campaign,
     pilot_decision,
     pilot_lines,
@@ -57,6 +58,35 @@ def test_the_pilot_table_reads_a_runs_puzzle_types_and_its_length_2_evaluation(t
     assert "| relational seed 3 | 3,004,800 of 20,000,000 |" in lines[2]
     assert lines[2].endswith("| 0.862, 0.941 | 0.853, 0.901 | 0.500 |")
     assert lines[-1].startswith("**Decision**: open")
+
+
+def test_the_length_2_episodes_say_how_they_ended_and_what_their_loops_repeated(tmp_path):
+    folder = tmp_path / "simplicial-seed1"
+    shutil.copytree(COMMITTED, folder, ignore=shutil.ignore_patterns("checkpoints", "exported"))
+    assert length_2_lines(rl_runs(tmp_path)) == []  # not evaluated on length 2 yet
+    evaluation = json.loads((folder / "evaluation_best_greedy.json").read_text())
+    evaluation["overall"].update(
+        win_rate=0.25,
+        ended_by={"won": 0.25, "opened_bridge": 0.15, "opened_wrong_box": 0.0, "out_of_steps": 0.6},
+        loops={"gem_box_one_key": 0.3, "closed_wrong_box": 0.1, "edge": 0.02, "key_tile": 0.03},
+    )
+    (folder / "evaluation_best_greedy_length2.json").write_text(json.dumps(evaluation))
+    run_json = json.loads((folder / "run.json").read_text())
+    (folder / "run.json").write_text(json.dumps({**run_json, "agent": "simplicial", "seed": 1}))
+
+    lines = length_2_lines(rl_runs(tmp_path))
+    assert lines[2] == (
+        "| run | puzzle type | episodes | won | lost: bridge | lost: wrong box | lost: no time | "
+        "loops: Gem 1 key | loops: wrong box | loops: blocked | loops: cycle |"
+    )
+    # A row per puzzle type, in order, then all of them; the moves the board blocks (edges, key
+    # tiles) are one column, as evaluate prints them.
+    assert [line.split(" | ")[1] for line in lines[4:-1]] == ["(1,0,0)", "(1,1,2)", "all"]
+    assert lines[-2] == (
+        "| simplicial seed 1 | all | 1,000 | 0.250 | 0.150 | 0.000 | 0.600 | 0.300 | 0.100 | "
+        "0.050 | 0.000 |"
+    )
+    assert lines[-1] == ""
 
 
 def test_the_trainability_sites_are_read_over_the_second_half_of_a_run(tmp_path):
