@@ -9,15 +9,16 @@ stack) and `benchmarks/engine_gpu.py` (a lent GPU) measure.
     overlap["overlap_over_turns"]
     outcome = train_to_target(arguments, out, target=0.9, seconds=300, archive="run.tar.gz")
 
+None of these imports TensorFlow or Ray: on a lent GPU machine the engine runs Keras on JAX.
+
 The engine benchmarks on this CPU (`engine_throughput.py`, `engine_overlap.py`,
 `front_end_cost.py`) share their command line and their loop over presets and agents:
 
     add_engine_arguments(parser, presets=["easy", "bridge-small"], seconds=15.0)
     results = engine_benchmark(args, lambda preset, agent: [figures...], markdown)
-
-Neither imports TensorFlow or Ray: on a lent GPU machine the engine runs Keras on JAX.
 """
 
+import json
 import queue
 import statistics
 import tarfile
@@ -66,8 +67,6 @@ def engine_benchmark(args, measure, markdown):
     `args.presets` x `args.agents` in turn, each result printed as a JSON line as it comes, then
     the table `markdown(results, backend)` printed and written with the figures where `args`
     asks (`benchmark_files.write_outputs`). Returns the results."""
-    import json
-
     import keras
 
     from keras_simplicial.agents.experiments.benchmark_files import write_outputs
