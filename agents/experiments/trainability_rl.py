@@ -177,47 +177,24 @@ def next_campaign(first_pilot, front_end_pilot, bridge_small_front_end_finished)
 
 def length_2_lines(runs):
     """Why a pilot's best checkpoints lose the length-2 episodes of its decision (greedily): for
-    each run evaluated on length 2, a row per puzzle type and one for all of them, how the
-    episodes ended and what the looping ones repeated, in `keras-simplicial evaluate`'s columns;
-    no lines before any run is."""
-    from keras_simplicial.agents.analysis.evaluation import LOOP_COLUMNS, LOSS_COLUMNS, loop_shares
+    each run evaluated on length 2, its report as `keras-simplicial evaluate` prints it (per
+    puzzle type, how the episodes ended and what the looping ones repeated); no lines before any
+    run is."""
+    from keras_simplicial.agents.analysis.evaluation import evaluation_table
 
     evaluated = [run for run in runs if run.get("length_2")]
     if not evaluated:
         return []
     lines = [
         "How the best checkpoints' 1,000 length-2 episodes of the decision ended (greedily), and "
-        "what the episodes that looped repeated (`keras-simplicial evaluate`'s columns: the Gem's "
+        "what the episodes that looped repeated (`keras-simplicial evaluate`'s table: the Gem's "
         "box pushed holding one of its two keys, a wrong box pushed without its key, any other "
         "move the board blocks, a cycle of moves):",
         "",
-        "| run | puzzle type | episodes | won | "
-        + " | ".join(f"lost: {title}" for title in LOSS_COLUMNS.values())
-        + " | "
-        + " | ".join(f"loops: {title}" for title in LOOP_COLUMNS.values())
-        + " |",
-        "|---|---|---|---|" + "---|" * (len(LOSS_COLUMNS) + len(LOOP_COLUMNS)),
     ]
     for run in sorted(evaluated, key=lambda r: (AGENTS.index(r["agent"]), r["seed"])):
-        report = run["length_2"]
-        # An evaluation names its puzzle types as tuples are printed: "(2, 0, 0)".
-        per_type = {
-            tuple(int(n) for n in key.strip("()").split(",")): entry
-            for key, entry in report.get("per_puzzle_type", {}).items()
-        }
-        entries = [(type_label(t), per_type[t]) for t in sorted(per_type)]
-        entries += [("all", report["overall"])]
-        for label, entry in entries:
-            ended, loops = entry.get("ended_by", {}), loop_shares(entry.get("loops", {}))
-            lines.append(
-                f"| {run['agent']} seed {run['seed']} | {label} | {entry['episodes']:,} | "
-                f"{entry['win_rate']:.3f} | "
-                + " | ".join(f"{ended.get(kind, 0.0):.3f}" for kind in LOSS_COLUMNS)
-                + " | "
-                + " | ".join(f"{loops[kind]:.3f}" for kind in LOOP_COLUMNS)
-                + " |"
-            )
-    return lines + [""]
+        lines += [f"{run['agent']} seed {run['seed']}:", "", evaluation_table(run["length_2"]), ""]
+    return lines
 
 
 def pilot_lines(runs, script="run-bridge-medium-pilot.sh"):
