@@ -15,3 +15,9 @@ if WORKERS > 1:
     threads = str(max(1, (cores or 1) // WORKERS))
     for variable in ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS"):
         os.environ.setdefault(variable, threads)
+
+# XLA compiles every op of eager JAX, and every jitted function, for the shapes it meets; the
+# suite's cases are tiny, so compiling takes most of a JAX test's time. XLA's lower optimisation
+# level compiles faster and computes the same functions (measured on 2 cores: 25% less CPU time for
+# the JAX tests, the same results). The JAX subprocesses inherit it; a value already set is kept.
+os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")

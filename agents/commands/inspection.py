@@ -418,6 +418,11 @@ def _supervised_check(check, args, **options):
     return 0
 
 
+# held_keys_curve's test_size, repeated so that `--help` loads no gymnasium (a test keeps them
+# equal).
+HELD_KEYS_TEST_SIZE = 2000
+
+
 def held_keys_arguments(parser):
     from keras_simplicial.agents.imitation.plateau import PlateauSchedule
 
@@ -450,6 +455,12 @@ def held_keys_arguments(parser):
         default=PlateauSchedule.starts,
         help=f"fresh models per size at most ({PlateauSchedule.starts})",
     )
+    parser.add_argument(
+        "--test-size",
+        type=positive_int,
+        default=HELD_KEYS_TEST_SIZE,
+        help=f"states in each test set (fresh boards, held-out pairs) ({HELD_KEYS_TEST_SIZE})",
+    )
     add_model_config_argument(parser, default={})
     parser.add_argument("--seed", type=int, default=0, help="pairs held out, states, models")
     add_output_argument(parser)
@@ -465,7 +476,13 @@ def held_keys(args):
         flat_updates=args.flat_updates,
         starts=args.starts,
     )
-    return _supervised_check(held_keys_curve, args, sizes=tuple(args.sizes), schedule=schedule)
+    return _supervised_check(
+        held_keys_curve,
+        args,
+        sizes=tuple(args.sizes),
+        test_size=args.test_size,
+        schedule=schedule,
+    )
 
 
 # The choices of keras_simplicial.agents.imitation.held_keys_budget (RUNGS, GAINS), repeated so that

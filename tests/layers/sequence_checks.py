@@ -1,5 +1,5 @@
 """Checks of the causal and windowed attention against the masked references, run on the default
-backend by `test_layers_sequence.py` and on TensorFlow, JAX and PyTorch by
+backend by `test_layers_sequence.py` and on the other backends (TensorFlow, JAX, PyTorch) by
 `test_layers_backends.py`. A helper module, not a test file."""
 
 import itertools

@@ -1,4 +1,5 @@
-"""The layers on the TensorFlow, JAX and PyTorch backends of Keras, one subprocess per backend."""
+"""The layers on the TensorFlow, JAX and PyTorch backends of Keras other than the suite's own, one
+subprocess per backend."""
 
 import importlib.util
 import os
@@ -6,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import keras
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
@@ -160,9 +162,11 @@ BACKENDS = {
     # torch has no XLA: Keras compiles nothing for it with jit_compile=False.
     "torch": ("torch", False),
 }
+# The suite's own backend runs every one of these cases, and more, in the layers' test files.
+OTHER_BACKENDS = [name for name in BACKENDS if name != keras.backend.backend()]
 
 
-@pytest.mark.parametrize("backend", list(BACKENDS))
+@pytest.mark.parametrize("backend", OTHER_BACKENDS)
 def test_layers_on_backend(backend):
     module, jit = BACKENDS[backend]
     if importlib.util.find_spec(module) is None:

@@ -1,5 +1,5 @@
 """Causal and windowed attention (sequence models), on the default backend; the same checks run
-on every backend in `test_layers_backends.py`."""
+on the other backends in `test_layers_backends.py`."""
 
 import os
 
@@ -67,10 +67,14 @@ def test_window_runs_where_the_full_pairs_could_not_be_held(form):
     np.testing.assert_allclose(keras.ops.convert_to_numpy(tail)[:, -1], out[:, -1], atol=1e-5)
 
 
-def test_windowed_decoder_saves_and_loads(tmp_path):
-    """(It trains on every backend in `test_layers_backends.py`.)"""
+def test_windowed_decoder_trains_saves_and_loads(tmp_path):
+    """Compiled (XLA where the backend has it), as on the other backends in
+    `test_layers_backends.py`."""
     model = checks.windowed_decoder()
     x = np.random.default_rng(0).normal(size=(8, 6, 8)).astype("float32")
+    model.compile(optimizer="adam", loss="mse", jit_compile=keras.backend.backend() != "torch")
+    history = model.fit(x, np.ones((8, 6, 1), "float32"), batch_size=4, epochs=1, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"])), history.history
     path = os.path.join(tmp_path, "decoder.keras")
     model.save(path)
     loaded = keras.models.load_model(path)

@@ -1,5 +1,6 @@
 """The held-keys probe: two keys held either way, the Gem's pair or not, colour pairs held out."""
 
+import inspect
 import os
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
@@ -129,9 +130,14 @@ def test_the_command_prints_and_saves_the_curve(tmp_path, capsys):
 
     output = tmp_path / "curve.json"
     argv = ["held-keys", "--sizes", "8", "--max-updates", "2", "--output", str(output)]
-    argv += ["--flat-updates", "1", "--starts", "2"]
+    argv += ["--flat-updates", "1", "--starts", "2", "--test-size", "16"]
     assert cli.main(argv) == 0
     assert "held-keys probe" in capsys.readouterr().out
     saved = json.loads(output.read_text())
     assert saved["points"][0]["size"] == 8 and saved["points"][0]["starts"] <= 2
     assert saved["schedule"]["flat_updates"] == 1 and saved["schedule"]["starts"] == 2
+    # Without --test-size the command tests as many states as held_keys_curve does.
+    from keras_simplicial.agents.commands import inspection
+
+    default = inspect.signature(held_keys_curve).parameters["test_size"].default
+    assert inspection.HELD_KEYS_TEST_SIZE == default
