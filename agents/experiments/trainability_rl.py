@@ -18,6 +18,7 @@ from pathlib import Path
 
 from keras_simplicial.agents.analysis.training_table import WIN_PREFIX
 from keras_simplicial.agents.training.metric_rows import parse_puzzle_type_key
+from keras_simplicial.agents.training.rllib.results import PART_GRADIENT_NORM
 from keras_simplicial.agents.training.run_arguments import AGENTS
 
 EVALUATIONS = ("best_greedy", "best_sampled", "final_greedy", "final_sampled")
@@ -33,6 +34,16 @@ SITES = {
     "block_2": "trainability/block_2/state_sd",
     "pooled": "trainability/pooled/state_sd",
     "MLP dead": "trainability/mlp_dead",
+}
+# Then the gradient's norm on each part of the model (`model_parts.MODEL_PARTS`, before clipping),
+# front end first, as the signal flows; the 2-simplicial parts only the simplicial agent has.
+GRADIENT_PARTS = {
+    "grad front end": PART_GRADIENT_NORM + "front_end",
+    "grad 1-simp": PART_GRADIENT_NORM + "one_simplicial",
+    "grad 2-simp q/k": PART_GRADIENT_NORM + "simplicial_query_key",
+    "grad 2-simp v/B": PART_GRADIENT_NORM + "simplicial_value_B",
+    "grad block rest": PART_GRADIENT_NORM + "block_feedforward_norms",
+    "grad MLP, heads": PART_GRADIENT_NORM + "mlp_heads",
 }
 
 
@@ -92,10 +103,11 @@ def recent_win_rates(rows, iterations=RECENT):
 
 
 def late_sites(rows):
-    """{site name of `SITES`: its median over the second half of the run's metrics rows}, for the
-    sites the rows carry (runs started before the trainability columns existed carry none)."""
+    """{site name of `SITES` or part of `GRADIENT_PARTS`: its median over the second half of the
+    run's metrics rows that carry it} (runs started before the trainability columns existed carry
+    only the gradient norms)."""
     found = {}
-    for name, column in SITES.items():
+    for name, column in {**SITES, **GRADIENT_PARTS}.items():
         values = [float(r[column]) for r in rows if r.get(column)]
         if values:
             found[name] = statistics.median(values[len(values) // 2 :])
@@ -108,21 +120,26 @@ def site_lines(runs):
     carried = [r for r in runs if r["late_sites"]]
     if not carried:
         return []
+    columns = [*SITES, *GRADIENT_PARTS]
     lines = [
         "The trainability sites over the second half of each run (the median of its metrics "
         "rows): how much the block's and the pooled features depend on the state (`state_sd`), "
-        "and the last MLP layer's dead share; runs started before these columns existed have "
-        "none.",
+        "the last MLP layer's dead share (runs started before these columns existed have none), "
+        "and the gradient's norm on each part of the model before clipping (the 2-simplicial "
+        "parts the simplicial agent's alone).",
         "",
-        "| agent | seed | " + " | ".join(SITES) + " | best: greedy |",
-        "|---|---|" + "---|" * len(SITES) + "---|",
+        "| agent | seed | " + " | ".join(columns) + " | best: greedy |",
+        "|---|---|" + "---|" * len(columns) + "---|",
     ]
     for run in sorted(carried, key=lambda r: (r["agent"], r["seed"])):
         best = run["evaluations"].get("best_greedy")
         sites = run["late_sites"]
         lines.append(
             f"| {run['agent']} | {run['seed']} | "
-            + " | ".join(f"{sites[n]:.2f}" if n in sites else "-" for n in SITES)
+            + " | ".join(
+                "-" if n not in sites else f"{sites[n]:.2f}" if n in SITES else f"{sites[n]:.3g}"
+                for n in columns
+            )
             + f" | {'running' if best is None else f'{best:.3f}'} |"
         )
     return lines + [""]

@@ -6,6 +6,7 @@ ask report.py for before they run; and run-campaigns.sh, which runs them in the 
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -99,10 +100,18 @@ def test_the_trainability_sites_are_read_over_the_second_half_of_a_run(tmp_path)
 
     (found,) = rl_runs(tmp_path)
     assert found["late_sites"]["block_2"] == 0.5
-    assert set(found["late_sites"]) == {"block_1", "block_2", "pooled", "MLP dead"}
+    # The relational agent's parts: no 2-simplicial gradient norms.
+    parts = {"grad front end", "grad 1-simp", "grad block rest", "grad MLP, heads"}
+    assert set(found["late_sites"]) == {"block_1", "block_2", "pooled", "MLP dead"} | parts
+    front_end = [float(row[header.index("grad_norm/front_end")]) for row in rows]
+    assert found["late_sites"]["grad front end"] == statistics.median(front_end[half:])
     table = site_lines([found, {**found, "seed": 9, "late_sites": {}}])  # seed 9: no columns
-    assert table[2] == "| agent | seed | block_1 | block_2 | pooled | MLP dead | best: greedy |"
+    assert table[2] == (
+        "| agent | seed | block_1 | block_2 | pooled | MLP dead | grad front end | grad 1-simp "
+        "| grad 2-simp q/k | grad 2-simp v/B | grad block rest | grad MLP, heads | best: greedy |"
+    )
     assert table[4].startswith("| relational | 3 | ") and "| 0.50 |" in table[4]
+    assert "| - | - |" in table[4]  # no 2-simplicial parts
     assert table[4].endswith("| 0.862 |") and table[5:] == [""]
     assert site_lines([{**found, "late_sites": {}}]) == []
 
