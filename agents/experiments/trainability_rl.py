@@ -35,8 +35,9 @@ SITES = {
     "pooled": "trainability/pooled/state_sd",
     "MLP dead": "trainability/mlp_dead",
 }
-# Then the gradient's norm on each part of the model (`model_parts.MODEL_PARTS`, before clipping),
-# front end first, as the signal flows; the 2-simplicial parts only the simplicial agent has.
+# Then the norm of each part's gradient as the optimizer applies it (`model_parts.MODEL_PARTS`,
+# after the clipping of the whole gradient's norm), front end first, as the signal flows; the
+# 2-simplicial parts only the simplicial agent has.
 GRADIENT_PARTS = {
     "grad front end": PART_GRADIENT_NORM + "front_end",
     "grad 1-simp": PART_GRADIENT_NORM + "one_simplicial",
@@ -125,8 +126,8 @@ def site_lines(runs):
         "The trainability sites over the second half of each run (the median of its metrics "
         "rows): how much the block's and the pooled features depend on the state (`state_sd`), "
         "the last MLP layer's dead share (runs started before these columns existed have none), "
-        "and the gradient's norm on each part of the model before clipping (the 2-simplicial "
-        "parts the simplicial agent's alone).",
+        "and the norm of each part's gradient as the optimizer applies it, after the clipping of "
+        "the whole gradient's norm (the 2-simplicial parts the simplicial agent's alone).",
         "",
         "| agent | seed | " + " | ".join(columns) + " | best: greedy |",
         "|---|---|" + "---|" * len(columns) + "---|",
