@@ -17,9 +17,10 @@ RESULTS = ("benchmarks/results/", "studies/")
 # 72 while its simplicial run kept its newest and best checkpoints between sessions (2.8 MB); 75 for
 # the front end's pilot (front-end-rl-plan.md, step 2) while its unfinished run keeps its newest
 # and best checkpoints (1.9 MB) beside the metrics of its first 7.7M steps (1.5 MB); 78 once its
-# relational run finished (its 20M steps' metrics, 3.7 MB, and its exported best policy, 0.5 MB)
-# while the simplicial run keeps its newest and best checkpoints between sessions.
-RESULTS_BUDGET = 78_000_000
+# relational run finished (its 20M steps' metrics, 3.7 MB, and its exported best policy, 0.5 MB);
+# 80 while the simplicial run keeps its newest and best checkpoints between sessions (3.8 MB: the
+# front end's simplicial model is larger than its relational one). Back to 78 or less when it ends.
+RESULTS_BUDGET = 80_000_000
 # Campaigns under way whose resumable state (checkpoints, ignored by git) is committed so that a
 # later session resumes them; removed from here, and their checkpoints from the tree, when they end.
 # front-end-rl-plan.md, step 2: the front end's bridge-medium pilot.
