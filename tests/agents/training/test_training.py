@@ -23,7 +23,7 @@ QUICK = {"train_batch_size": 160, "min_time_s_per_iteration": 1}
 EASY_ENV = {"max_solution_length": 1, "max_steps": 60}
 
 
-def quick_algorithm(agent, overrides=None, jit_compile=True):
+def quick_algorithm(agent):
     """IMPALA for `agent` on small easy boards, one env runner of 4 boards, batches of 160."""
     config = impala_config(
         env="BridgeBoxWorld-v0",
@@ -32,10 +32,25 @@ def quick_algorithm(agent, overrides=None, jit_compile=True):
         num_env_runners=1,
         num_envs_per_env_runner=4,
         seed=1,
-        overrides={**QUICK, **(overrides or {})},
-        model_overrides={"jit_compile": jit_compile},
+        overrides=QUICK,
     )
     return config.build_algo()
+
+
+def learner_policy(overrides, model_overrides=None):
+    """The relational agent's IMPALA policy as the learner holds it, on easy boards, without Ray."""
+    from keras_simplicial.agents.training.rllib.diagnostic_policy import DiagnosticImpalaTF2Policy
+    from keras_simplicial.envs.single_env import BoxWorldEnv
+
+    config = impala_config(
+        env="BoxWorld-v0",
+        agent="relational",
+        env_config=EASY_ENV,
+        overrides=overrides,
+        model_overrides=model_overrides or {},
+    )
+    env = BoxWorldEnv(**EASY_ENV)
+    return DiagnosticImpalaTF2Policy(env.observation_space, env.action_space, config.to_dict())
 
 
 @pytest.fixture(scope="module")
@@ -159,18 +174,8 @@ def test_a_presets_schedule_stretched_over_another_run_length():
 @pytest.mark.parametrize("num_epochs", [1, 2])
 def test_lr_schedule_counts_environment_steps(num_epochs):
     """RLlib counts steps trained (each pass of `num_epochs`); the schedule reads env steps."""
-    from keras_simplicial.agents.training.rllib.diagnostic_policy import DiagnosticImpalaTF2Policy
-    from keras_simplicial.envs.single_env import BoxWorldEnv
-
     schedule = [[0, 1e-3], [1000, 1e-4]]
-    config = impala_config(
-        env="BoxWorld-v0",
-        agent="relational",
-        env_config=EASY_ENV,
-        overrides={"num_epochs": num_epochs, "lr": 1e-3, "lr_schedule": schedule},
-    )
-    env = BoxWorldEnv(**EASY_ENV)
-    policy = DiagnosticImpalaTF2Policy(env.observation_space, env.action_space, config.to_dict())
+    policy = learner_policy({"num_epochs": num_epochs, "lr": 1e-3, "lr_schedule": schedule})
     assert math.isclose(float(policy._optimizer.learning_rate), 1e-3, rel_tol=1e-6)
     environment_steps = 500
     policy.on_global_var_update({"timestep": environment_steps * num_epochs})
@@ -280,31 +285,22 @@ def test_gradient_clipping_the_global_norm_by_default_or_each_tensor(each_tensor
     2.60's default, with which the committed runs trained). One update of the learner's policy
     on a batch of random boards: the clipping is the policy's optimizer's, whichever process
     holds it (the env runners never clip)."""
-    from keras_simplicial.agents.training.rllib.diagnostic_policy import DiagnosticImpalaTF2Policy
-    from keras_simplicial.envs.single_env import BoxWorldEnv
-
     clip = 1e-3  # far below any real gradient: every variable's gradient is at the cap
     overrides = {"grad_clip": clip, **QUICK}
     if each_tensor:
         overrides[CLIP_EACH_VARIABLE] = True
     # Without XLA: the clipping is the optimizer's, and XLA is trained with in
     # test_a_few_iterations_train_with_finite_losses_and_sync_weights.
-    config = impala_config(
-        env="BoxWorld-v0",
-        agent="relational",
-        env_config=EASY_ENV,
-        overrides=overrides,
-        model_overrides={"jit_compile": False},
+    policy = learner_policy(overrides, {"jit_compile": False})
+    batch = policy._get_dummy_batch_from_view_requirements(
+        2 * policy.config["rollout_fragment_length"]
     )
-    env = BoxWorldEnv(**EASY_ENV)
-    policy = DiagnosticImpalaTF2Policy(env.observation_space, env.action_space, config.to_dict())
-    batch = policy._get_dummy_batch_from_view_requirements(2 * config.rollout_fragment_length)
     # Boards of random colours, so that every variable's gradient is nonzero (on zeros the
     # convolutions' kernels get none, and a zero gradient is not clipped up to the cap).
     rng = np.random.default_rng(0)
     for column in ("obs", "new_obs"):
         batch[column] = rng.integers(0, 256, batch[column].shape).astype(batch[column].dtype)
-    batch["actions"] = rng.integers(0, env.action_space.n, batch["actions"].shape)
+    batch["actions"] = rng.integers(0, policy.action_space.n, batch["actions"].shape)
     norm = policy.learn_on_batch(batch)["grad_gnorm"]
     variables = len(policy.model.trainable_variables())
     if each_tensor:
