@@ -1,11 +1,12 @@
 """Files written so that a reader sees the old or the new content, never a mix.
 
     atomic_write_text("runs/a/checkpoints/latest", "iter_000120\n")
+    atomic_write_bytes("runs/a/metrics.csv.gz", packed)
     atomic_write_json("runs/a/evaluation.json", report)
     with atomic_directory("runs/a/checkpoints/iter_000120") as staging:
         ...  # write the folder's files into `staging`
 
-The text goes to a temporary name in the same directory, is flushed to the disk, and is renamed
+The content goes to a temporary name in the same directory, is flushed to the disk, and is renamed
 over the old file (`os.replace` is atomic on POSIX): a crash at any moment leaves the old file or
 the new one. Every file of a run, a report or a cache that a crash could leave half-written is
 written here; nothing else in the package implements it.
@@ -36,13 +37,18 @@ DIRECTORY_MODE = 0o777 & ~_UMASK
 
 def atomic_write_text(path, text):
     """Writes `text` to `path` so that readers see the old or the new file, never a mix."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path, data):
+    """Writes the bytes `data` to `path` so that readers see the old or the new file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(handle, FILE_MODE)
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)

@@ -24,7 +24,6 @@ otherwise idle while it runs; its wall time is about (presets x agents) x (2 x `
 """
 
 import argparse
-import csv
 import statistics
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from pathlib import Path
 def old_stack_frames_per_s(preset, agent, seconds, warmup_s, workdir):
     """The median `wall_frames_per_s` of an old-stack run after `warmup_s`."""
     from keras_simplicial.agents.experiments.engine_throughput import BENCHMARK_BOARDS
+    from keras_simplicial.agents.training.run_directory import RunDirectory
 
     out = Path(workdir) / f"rllib-old-{preset}-{agent}"
     command = [
@@ -45,8 +45,7 @@ def old_stack_frames_per_s(preset, agent, seconds, warmup_s, workdir):
         "--out", str(out),
     ]  # fmt: skip
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    with open(out / "metrics.csv", newline="") as stream:
-        rows = list(csv.DictReader(stream))
+    rows = RunDirectory(out).read_metrics()
     # The first row after the warm-up spans part of it: the rows after that.
     kept = [row for row in rows if float(row["time_s"]) > warmup_s][1:]
     values = [float(row["wall_frames_per_s"]) for row in kept if row["wall_frames_per_s"]]

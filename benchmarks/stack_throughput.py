@@ -16,7 +16,6 @@ over old. Keep the machine otherwise idle while it runs (about 4 x (`--seconds` 
 """
 
 import argparse
-import csv
 import json
 import statistics
 import subprocess
@@ -25,6 +24,8 @@ import tempfile
 from pathlib import Path
 
 from stack_parity import PARITY_CONFIG
+
+from keras_simplicial.agents.training.run_directory import RunDirectory
 
 STACKS = ("old", "new")
 AGENTS = ("relational", "simplicial")
@@ -58,8 +59,7 @@ def measure(stack, agent, preset, seconds, warmup_s, workdir):
         str(out),
     ]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    with open(out / "metrics.csv", newline="") as stream:
-        rows = [row for row in csv.DictReader(stream) if float(row["time_s"]) >= warmup_s]
+    rows = [row for row in RunDirectory(out).read_metrics() if float(row["time_s"]) >= warmup_s]
     if not rows:
         raise RuntimeError(
             f"{stack}/{agent}: no metrics row after {warmup_s} s; give more --seconds."

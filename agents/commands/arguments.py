@@ -35,7 +35,8 @@ class Command:
         help: one line for the list of commands.
         description: what `COMMAND --help` says above the options (default: `help`).
         extra: the optional dependencies it needs (setup.py's extras): "agents" (TensorFlow,
-            RLlib, matplotlib, ...: loaded, quietly, before it runs) or "envs" (gymnasium).
+            RLlib, matplotlib, ...: loaded, quietly, before it runs), "envs" (gymnasium) or
+            None (the package alone).
         environment: None, or `environment(args)` -> {variable: value}, the environment
             variables it needs set before Keras or TensorFlow is imported (the Keras backend of
             a run's API stack: `training.keras_environment`).

@@ -26,11 +26,12 @@ Per run directory (a `keras-simplicial sweep` or `reproduce` run on `bridge-smal
 """
 
 import argparse
-import csv
 import json
 import statistics
 import sys
 from pathlib import Path
+
+from keras_simplicial.agents.training.run_directory import RunDirectory
 
 SUCCESS = 0.95  # the issue's greedy target within 3M steps
 BRIDGE_TYPE = "1_1_2"
@@ -51,11 +52,6 @@ LATE_COLUMNS = {
     "episode_len_mean": "late episode length",
 }
 LATE_FROM = 2_000_000  # environment steps: the last third of a 3M-step run
-
-
-def read_metrics(run_dir):
-    with open(Path(run_dir) / "metrics.csv", newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
 
 
 def number(value):
@@ -160,7 +156,7 @@ def wins_by_bridge_tile(agent, env_id, env_config, episodes):
 
 
 def diagnose(run_dir, boards, late_from=LATE_FROM):
-    rows = read_metrics(run_dir)
+    rows = RunDirectory(run_dir).read_metrics()
     late = [row for row in rows if int(row["timesteps"]) >= late_from]
     run = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
     on_plateau = plateau(rows)

@@ -11,7 +11,6 @@ before they run.
                                     # ("comparison", "front end")
 """
 
-import csv
 import json
 import statistics
 from pathlib import Path
@@ -20,6 +19,7 @@ from keras_simplicial.agents.analysis.training_table import WIN_PREFIX
 from keras_simplicial.agents.training.metric_rows import parse_puzzle_type_key
 from keras_simplicial.agents.training.rllib.results import PART_GRADIENT_NORM
 from keras_simplicial.agents.training.run_arguments import AGENTS
+from keras_simplicial.agents.training.run_directory import RunDirectory
 
 EVALUATIONS = ("best_greedy", "best_sampled", "final_greedy", "final_sampled")
 LEARNS = 0.9  # rl-plan.md: the best checkpoint's greedy win rate on 1,000 fresh episodes
@@ -60,8 +60,7 @@ def rl_runs(folder):
         if not (run_dir / "run.json").exists():  # a run that failed to open: not a run yet
             continue
         arguments = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-        metrics = run_dir / "metrics.csv"
-        rows = list(csv.DictReader(metrics.open(encoding="utf-8"))) if metrics.exists() else []
+        rows = RunDirectory(run_dir).read_metrics()
         win = [(int(r["timesteps"]), float(r["win_rate"])) for r in rows if r.get("win_rate")]
         evaluations, length_2 = {}, None
         for name in EVALUATIONS + (LENGTH_2,):

@@ -53,6 +53,7 @@ from keras_simplicial.agents.imitation.trainability_study import (
     updates_to_target,
 )
 from keras_simplicial.agents.provenance import code_lines
+from keras_simplicial.agents.training.run_directory import RunDirectory
 
 STUDY = Path(__file__).resolve().parent
 RESULTS = STUDY / "results"
@@ -340,8 +341,6 @@ def campaign(records):
 def draw_rl_curves(folder=BRIDGE_SMALL, path=CURVES):
     """The training win rate against environment steps of every run of the RL campaign, one
     panel per agent, one line per seed (path: figures/bridge-small-curves.png)."""
-    import csv
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -350,10 +349,9 @@ def draw_rl_curves(folder=BRIDGE_SMALL, path=CURVES):
     figure, axes = plt.subplots(1, len(MODELS), figsize=(5.0 * len(MODELS), 3.4), squeeze=False)
     for axis, agent in zip(axes.flat, MODELS):
         for run_dir in sorted(Path(folder).glob(f"{agent}-seed*")):
-            metrics = run_dir / "metrics.csv"
-            if not metrics.exists():
+            rows = [r for r in RunDirectory(run_dir).read_metrics() if r["win_rate"]]
+            if not rows:
                 continue
-            rows = [r for r in csv.DictReader(metrics.open(encoding="utf-8")) if r["win_rate"]]
             seed = run_dir.name.rpartition("seed")[2]
             axis.plot(
                 [int(r["timesteps"]) / 1e6 for r in rows],
@@ -420,9 +418,7 @@ def draw_pilot_curves(folder=PILOT, path=PILOT_CURVES):
     """The training win rate of each puzzle type against environment steps, one panel per pilot
     run, each line the mean over `RECENT` iterations (path: figures/bridge-medium-pilot-curves.png);
     nothing before the pilot's first run."""
-    import csv
-
-    run_dirs = [d for d in sorted(Path(folder).glob("*-seed*")) if (d / "metrics.csv").exists()]
+    run_dirs = [d for d in sorted(Path(folder).glob("*-seed*")) if RunDirectory(d).metrics_source()]
     if not run_dirs:
         return None
     import matplotlib
@@ -432,7 +428,7 @@ def draw_pilot_curves(folder=PILOT, path=PILOT_CURVES):
 
     figure, axes = plt.subplots(1, len(run_dirs), figsize=(5.0 * len(run_dirs), 3.4), squeeze=False)
     for axis, run_dir in zip(axes.flat, run_dirs):
-        rows = list(csv.DictReader((run_dir / "metrics.csv").open(encoding="utf-8")))
+        rows = RunDirectory(run_dir).read_metrics()
         for puzzle_type, column in type_columns(rows).items():
             points = [(int(r["timesteps"]), float(r[column])) for r in rows if r.get(column)]
             steps = [step / 1e6 for step, _ in points]

@@ -12,6 +12,7 @@ from keras_simplicial.agents.experiments import bridge_small_diagnosis as script
 def write_run(path, rows, best_greedy=None):
     path.mkdir()
     (path / "run.json").write_text(json.dumps({"agent": "simplicial", "seed": 4}))
+    rows = [{"training_iteration": i, **row} for i, row in enumerate(rows, 1)]
     with open(path / "metrics.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()

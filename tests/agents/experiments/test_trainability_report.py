@@ -20,6 +20,7 @@ from keras_simplicial.agents.experiments.trainability_rl import (
     rl_runs,
     site_lines,
 )
+from keras_simplicial.agents.training.run_directory import RunDirectory
 
 ROOT = Path(__file__).resolve().parents[3]
 STUDY = ROOT / "studies" / "trainability"
@@ -89,6 +90,7 @@ def test_the_length_2_episodes_say_how_they_ended_and_what_their_loops_repeated(
 def test_the_trainability_sites_are_read_over_the_second_half_of_a_run(tmp_path):
     folder = tmp_path / "relational-seed3"
     shutil.copytree(COMMITTED, folder, ignore=shutil.ignore_patterns("checkpoints", "exported"))
+    RunDirectory(folder).unpack_metrics()  # committed packed, as every finished run
     lines = (folder / "metrics.csv").read_text().splitlines()
     header = lines[0].split(",")
     column = header.index("trainability/block_2/state_sd")

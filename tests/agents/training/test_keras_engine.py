@@ -336,6 +336,7 @@ def test_a_run_trained_on_tensorflow_resumes_on_jax_without_tensorflow_or_ray(tm
     assert float(run.read_metrics()[-1]["trainability/pooled/state_sd"]) > 0  # where it stands
     best, record = run.best_checkpoint()
     assert "greedy_win_rate" in record and (best / "manifest.json").is_file()
+    run.pack_metrics()  # as a finished run is committed: the resume unpacks it
 
     # As on a lent GPU machine: JAX, and neither TensorFlow nor Ray.
     resumed = run_cli(
@@ -344,7 +345,9 @@ def test_a_run_trained_on_tensorflow_resumes_on_jax_without_tensorflow_or_ray(tm
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-3000:]
     assert "Resumed from" in resumed.stdout and "Keras on jax" in resumed.stdout
+    assert "metrics.csv.gz: unpacked to metrics.csv" in resumed.stdout
     assert [int(row["timesteps"]) for row in run.read_metrics()] == [80, 160, 240]
+    assert not run.packed_metrics_file.exists()
 
 
 def test_a_run_trained_on_torch_without_tensorflow_or_ray_resumes_on_tensorflow(tmp_path):

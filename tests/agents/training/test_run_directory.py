@@ -197,6 +197,93 @@ def test_a_folder_written_atomically_replaces_the_old_one_whole_or_not_at_all(tm
     assert sorted(path.name for path in target.iterdir()) == ["other.json"]
 
 
+def _logged_run(root, iterations=3):
+    from keras_simplicial.agents.training.run_directory import MetricsLog
+
+    run = RunDirectory(root).create()
+    log = MetricsLog(run)
+    for i in range(1, iterations + 1):
+        log.append({"training_iteration": i, "timesteps": 100 * i, "win_rate": i / 10})
+    log.close()
+    return run
+
+
+def test_a_packed_log_reads_as_its_rows_and_a_run_that_trains_on_unpacks_it(tmp_path):
+    """pack_metrics gzips metrics.csv (the same bytes, the same gzip for the same log), every
+    reader reads it, and appending a row (a resumed run) makes metrics.csv the log again."""
+    import gzip
+
+    from keras_simplicial.agents.training.run_directory import MetricsLog
+
+    run = _logged_run(tmp_path / "run")
+    plain, rows = run.metrics_file.read_bytes(), run.read_metrics()
+    sizes = run.pack_metrics()
+    assert sizes == (len(plain), run.packed_metrics_file.stat().st_size)
+    assert not run.metrics_file.exists() and run.metrics_source() == run.packed_metrics_file
+    assert gzip.decompress(run.packed_metrics_file.read_bytes()) == plain
+    assert run.read_metrics() == rows and run.pack_metrics() is None  # nothing left to pack
+    packed = run.packed_metrics_file.read_bytes()
+    _logged_run(tmp_path / "again").pack_metrics()
+    assert (tmp_path / "again" / "metrics.csv.gz").read_bytes() == packed  # no time stamp
+
+    log = MetricsLog(run)
+    log.append({"training_iteration": 4, "timesteps": 400, "win_rate": 0.4})
+    log.close()
+    assert not run.packed_metrics_file.exists()
+    assert [row["timesteps"] for row in run.read_metrics()] == ["100", "200", "300", "400"]
+    run.pack_metrics()
+    run.truncate_metrics(2)  # a resume from iteration 2's checkpoint, on a packed log
+    assert not run.packed_metrics_file.exists()
+    assert [row["timesteps"] for row in run.read_metrics()] == ["100", "200"]
+
+
+def test_a_crash_between_packing_steps_leaves_metrics_csv_the_log(tmp_path):
+    """Both files left (the new one written, the old one not yet removed): metrics.csv is read,
+    and packing or unpacking again ends with one file."""
+    run = _logged_run(tmp_path / "run")
+    run.pack_metrics()
+    assert run.unpack_metrics() and not run.packed_metrics_file.exists()
+    run.pack_metrics()
+    run.unpack_metrics()
+    run.pack_metrics()
+    (run.root / "metrics.csv").write_bytes(b"")  # stands in for a log that differs
+    assert run.metrics_source() == run.metrics_file and run.read_metrics() == []
+    assert run.unpack_metrics() and run.metrics_file.read_bytes() == b""
+    assert not run.packed_metrics_file.exists()
+
+
+def test_damaged_logs_are_named_and_neither_packed_nor_lost(tmp_path):
+    run = _logged_run(tmp_path / "run")
+    run.metrics_file.write_text("training_iteration,timesteps\n1,x\n")
+    with pytest.raises(ValueError, match=r"metrics\.csv is damaged: line 2"):
+        run.pack_metrics()
+    assert run.metrics_file.is_file() and not run.packed_metrics_file.exists()
+
+    run = _logged_run(tmp_path / "cut")
+    run.pack_metrics()
+    whole = run.packed_metrics_file.read_bytes()
+    run.packed_metrics_file.write_bytes(whole[: len(whole) // 2])  # a copy cut off
+    with pytest.raises(ValueError, match=r"metrics\.csv\.gz is damaged: it is not a whole gzip"):
+        run.read_metrics()
+    (said,) = run.repair_for_resume()
+    assert "metrics.csv.gz is damaged" in said and "metrics.csv.gz.damaged" in said
+    assert run.read_metrics() == [] and (run.root / "metrics.csv.gz.damaged").is_file()
+
+
+def test_pack_metrics_checks_every_run_directory_before_packing_any(tmp_path, capsys):
+    import keras_simplicial_cli as cli
+
+    run = _logged_run(tmp_path / "run")
+    run.run_file.write_text("{}")  # what makes it a run directory to the command
+    assert cli.main(["pack-metrics", str(run.root), str(tmp_path / "nothing")]) == 2
+    assert "RUN_DIR " + str(tmp_path / "nothing") in capsys.readouterr().err
+    assert run.metrics_file.is_file()
+    assert cli.main(["pack-metrics", str(run.root)]) == 0
+    assert "metrics.csv.gz: 0.00 MB -> 0.00 MB" in capsys.readouterr().out
+    assert cli.main(["pack-metrics", str(run.root)]) == 0
+    assert "already packed" in capsys.readouterr().out
+
+
 def test_resume_goes_on_from_the_newest_intact_checkpoint_whatever_latest_says(tmp_path):
     run = RunDirectory(tmp_path / "run").create()
     algorithm = FakeAlgorithm()
