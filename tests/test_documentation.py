@@ -352,6 +352,9 @@ TINY = {
     "imitate": ["--episodes", "20", "--epochs", "1", "--games", "8"],
     "held-keys-budget": ["--train-size", "16", "--test-size", "8", "--max-updates", "2"]
     + ["--eval-every", "1"],
+    "held-keys": ["--sizes", "16", "--test-size", "8", "--max-updates", "2", "--starts", "1"],
+    "dagger": ["--oracle-episodes", "4", "--episodes-per-round", "4", "--rounds", "1"]
+    + ["--max-epochs", "1", "--validation-episodes", "4", "--horizon", "20"],
 }
 # Commands that train for hours whatever their arguments (both agents x several seeds): they parse
 # here, and their parts run at toy sizes in tests/agents/experiments/ and test_cluster.py.
@@ -404,6 +407,11 @@ def test_every_documented_command_and_example_runs(tmp_path, monkeypatch, capsys
     ray.shutdown()
 
 
+# Commands whose runs/ folders are what they write (made by them, or resumed: another command's
+# run there is refused).
+WRITE_THEIR_FOLDERS = {"train", "dagger", "held-keys-budget"}
+
+
 def _create_what_the_command_reads(argv):
     """Runs and reports the docs name without making them first: copies of the first run."""
     first_run = Path("runs/s1")
@@ -411,13 +419,15 @@ def _create_what_the_command_reads(argv):
         out = Path(argv[argv.index("--out") + 1])  # a run of the docs, such as a pilot's
         if not out.exists():
             shutil.copytree(first_run, out)
-    for word in argv:
+    for before, word in zip([None, *argv], argv):
+        if before in ("--out", "--output"):
+            continue  # what the command writes
         if (
             word.startswith("runs/")
             and "*" not in word
             and not Path(word).exists()
             and first_run.exists()
-            and argv[0] != "train"
+            and argv[0] not in WRITE_THEIR_FOLDERS
         ):
             shutil.copytree(first_run, word)
         if word.startswith("runs/") and "*" in word and not glob.glob(word):

@@ -350,7 +350,13 @@ class BudgetTrainer:
         self.record_path, self.checkpoint_path = folder / RECORD, folder / CHECKPOINT
         settings = dataclasses.asdict(run)
         if self.record_path.exists():
-            recorded = json.loads(self.record_path.read_text(encoding="utf-8"))["run"]
+            recorded = json.loads(self.record_path.read_text(encoding="utf-8"))
+            if not isinstance(recorded, dict) or not isinstance(recorded.get("run"), dict):
+                raise ValueError(
+                    f"{self.record_path} is not a held-keys-budget record (another command's "
+                    "run?); give a new folder."
+                )
+            recorded = recorded["run"]
             # A field added since the run was recorded holds its default there.
             defaults = {f.name: f.default for f in dataclasses.fields(BudgetRun)}
             recorded = {**{k: defaults[k] for k in settings if k not in recorded}, **recorded}

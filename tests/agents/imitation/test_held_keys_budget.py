@@ -139,6 +139,10 @@ def test_a_run_stopped_between_evaluations_resumes_exactly(tmp_path, agent, gain
     assert strip(again["curve"]) == strip(whole["curve"])
     with pytest.raises(ValueError, match="holds another run"):
         train_budget(BudgetRun(train_size=33), tmp_path / "parts", data_dir=data)
+    (tmp_path / "rl").mkdir()
+    (tmp_path / "rl" / "run.json").write_text('{"agent": "relational"}')  # a training run's
+    with pytest.raises(ValueError, match=r"rl/run\.json is not a held-keys-budget record"):
+        train_budget(run, tmp_path / "rl", data_dir=data)
 
 
 def test_the_command_choices_are_the_module_s():
