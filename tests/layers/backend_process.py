@@ -14,7 +14,7 @@ def run_on_backend(backend, script, marker, **environment):
     """Runs `script` with KERAS_BACKEND=`backend`, no GPU and `environment` on top of this
     process's variables; fails the test with the script's stderr unless it exits 0 and prints
     `marker`."""
-    env = dict(os.environ, KERAS_BACKEND=backend, CUDA_VISIBLE_DEVICES="", **environment)
+    env = {**os.environ, **environment, "KERAS_BACKEND": backend, "CUDA_VISIBLE_DEVICES": ""}
     result = subprocess.run(
         [sys.executable, "-c", PATH_LINE + script],
         env=env,

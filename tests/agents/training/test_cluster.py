@@ -154,6 +154,8 @@ def test_the_paper_scale_reproduction_command_runs_on_the_cluster(two_node_clust
     command = [
         str(Path(sys.executable).parent / "keras-simplicial"), "reproduce",
         "--preset", "paper", "--seeds", "1", "2", "--stop-timesteps", "2000",
+        # Episodes of at most 20 steps: the 200 that a training win rate needs end within the run.
+        "--env-config", json.dumps({"max_steps": 20}),
         "--address", two_node_cluster, "--num-env-runners", "2", "--num-envs", "4",
         "--eval-episodes", "4", "--probe-episodes", "4", "--throughput-seconds", "4",
         "--out", str(out), "--doc", str(out / "reproduction.md"),
