@@ -342,12 +342,15 @@ class RunDirectory:
                 return path
         return None
 
+    def _packed_metrics_bytes(self):
+        try:
+            return gzip.decompress(self.packed_metrics_file.read_bytes())
+        except (OSError, EOFError, zlib.error) as error:  # not gzip, or cut off
+            raise ValueError(f"it is not a whole gzip file ({error})") from None
+
     def _metrics_text(self, source):
         if source == self.packed_metrics_file:
-            try:
-                return gzip.decompress(source.read_bytes()).decode("utf-8")
-            except (OSError, EOFError, zlib.error) as error:  # not gzip, or cut off
-                raise ValueError(f"it is not a whole gzip file ({error})") from None
+            return self._packed_metrics_bytes().decode("utf-8")
         return source.read_text(encoding="utf-8")
 
     def read_metrics(self, partial_last_row=False):
@@ -417,16 +420,13 @@ class RunDirectory:
         if not self.packed_metrics_file.is_file():
             return False
         if not self.metrics_file.is_file():  # else a crash left both: metrics.csv is the log
-            text = self._packed_metrics_text()
-            atomic_write_text(self.metrics_file, text)
+            try:
+                plain = self._packed_metrics_bytes()
+            except ValueError as error:
+                raise ValueError(f"{self.packed_metrics_file} is damaged: {error}.") from None
+            atomic_write_bytes(self.metrics_file, plain)  # the bytes that were packed
         self.packed_metrics_file.unlink()
         return True
-
-    def _packed_metrics_text(self):
-        try:
-            return self._metrics_text(self.packed_metrics_file)
-        except (UnicodeDecodeError, ValueError) as error:
-            raise ValueError(f"{self.packed_metrics_file} is damaged: {error}.") from None
 
     def repair_for_resume(self):
         """Sets aside what `--resume` cannot use and says so: a damaged metrics.csv (the run

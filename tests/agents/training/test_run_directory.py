@@ -241,8 +241,10 @@ def test_a_crash_between_packing_steps_leaves_metrics_csv_the_log(tmp_path):
     """Both files left (the new one written, the old one not yet removed): metrics.csv is read,
     and packing or unpacking again ends with one file."""
     run = _logged_run(tmp_path / "run")
+    plain = run.metrics_file.read_bytes()
     run.pack_metrics()
     assert run.unpack_metrics() and not run.packed_metrics_file.exists()
+    assert run.metrics_file.read_bytes() == plain  # the log as it was, byte for byte
     run.pack_metrics()
     run.unpack_metrics()
     run.pack_metrics()
