@@ -17,12 +17,13 @@ RESULTS = ("benchmarks/results/", "studies/")
 # runs (about 4 MB of metrics.csv each) and the front end's pilot's resumable checkpoints. 56 once
 # every finished run's metrics were packed (42 MB of metrics.csv became 14 MB of metrics.csv.gz):
 # 51.5 MB with the front end's unfinished simplicial run (its unpacked metrics and its newest and
-# best checkpoints, 3.8 MB), which leaves room for bridge-small with the front end.
+# best checkpoints, 3.8 MB); 49.7 MB once that run ended (its metrics packed, its checkpoints
+# removed), which leaves room for bridge-small with the front end and the ladder.
 RESULTS_BUDGET = 56_000_000
 # Campaigns under way whose resumable state (checkpoints, ignored by git) is committed so that a
 # later session resumes them; removed from here, and their checkpoints from the tree, when they end.
-# front-end-rl-plan.md, step 2: the front end's bridge-medium pilot.
-UNDER_WAY = ("studies/trainability/results/bridge-medium-front-end-pilot/",)
+# None now (the front end's bridge-medium pilot ended on 2026-11-30).
+UNDER_WAY = ()
 
 
 def _under_way(path):
