@@ -1,7 +1,8 @@
 """The trainability study's page (studies/trainability/README.md), from its committed files: the
 screen's table (every candidate, both learning rates), plan.md's decision, the confirmation, the
-diagnosis, the front end (front-end-plan.md), the bridge-small campaign (rl-plan.md) and the
-bridge-medium pilot (pilot-plan.md).
+diagnosis, the front end (front-end-plan.md), the bridge-small campaign (rl-plan.md), the
+bridge-medium pilot (pilot-plan.md), the front end's RL campaigns (front-end-rl-plan.md) and the
+ladder (ladder-plan.md).
 
     .venv/bin/python studies/trainability/report.py
     .venv/bin/python studies/trainability/report.py --pilot-decision  # go, no-go or open
@@ -15,6 +16,15 @@ import statistics
 import sys
 from pathlib import Path
 
+from keras_simplicial.agents.experiments.trainability_ladder import (
+    KEEPS,
+    RUNG_2_STEPS,
+    dagger_runs,
+    rung_1_lines,
+    rung_2_lines,
+    rung_2_runs,
+)
+from keras_simplicial.agents.experiments.trainability_ladder import PASSES as LADDER_PASSES
 from keras_simplicial.agents.experiments.trainability_rl import (
     GO,
     LEARNS,
@@ -31,6 +41,7 @@ from keras_simplicial.agents.experiments.trainability_rl import (
     type_columns,
     type_label,
 )
+from keras_simplicial.agents.imitation.dagger_config import DaggerConfig
 from keras_simplicial.agents.imitation.trainability_study import (
     CANDIDATES,
     CAP,
@@ -319,7 +330,13 @@ CURVES = STUDY / "figures" / "bridge-small-curves.png"
 PILOT = RESULTS / "bridge-medium-pilot"
 PILOT_CURVES = STUDY / "figures" / "bridge-medium-pilot-curves.png"
 FRONT_END_PILOT = RESULTS / "bridge-medium-front-end-pilot"
+FRONT_END_PILOT_CURVES = STUDY / "figures" / "bridge-medium-front-end-pilot-curves.png"
 BRIDGE_SMALL_FRONT_END = RESULTS / "bridge-small-front-end"
+FRONT_END_CURVES_SMALL = STUDY / "figures" / "bridge-small-front-end-curves.png"
+LADDER_DAGGER = RESULTS / "bridge-medium-dagger"
+LADDER_RL = RESULTS / "bridge-medium-from-dagger"
+LADDER_CURVES = STUDY / "figures" / "bridge-medium-from-dagger-curves.png"
+DAGGER = DaggerConfig()  # ladder-plan.md, rung 1: every setting its default
 
 
 def campaign(records):
@@ -338,9 +355,12 @@ def campaign(records):
     return {"campaign": kind, "model_config": config}
 
 
-def draw_rl_curves(folder=BRIDGE_SMALL, path=CURVES):
-    """The training win rate against environment steps of every run of the RL campaign, one
-    panel per agent, one line per seed (path: figures/bridge-small-curves.png)."""
+def draw_rl_curves(folder=BRIDGE_SMALL, path=CURVES, model="the remedy"):
+    """The training win rate against environment steps of every run of a bridge-small campaign
+    (`model`: its model, in the panels' titles), one panel per agent, one line per seed; nothing
+    before its first run."""
+    if not any(RunDirectory(d).metrics_source() for d in Path(folder).glob("*-seed*")):
+        return None
     import matplotlib
 
     matplotlib.use("Agg")
@@ -362,7 +382,7 @@ def draw_rl_curves(folder=BRIDGE_SMALL, path=CURVES):
         axis.axhline(LEARNS, color="#999999", linewidth=0.7, linestyle="--")
         axis.set_ylim(0.0, 1.02)
         axis.set_xlabel("environment steps (millions)")
-        axis.set_title(f"{agent} agent, bridge-small, the remedy", fontsize=9)
+        axis.set_title(f"{agent} agent, bridge-small, {model}", fontsize=9)
         axis.grid(alpha=0.3)
         axis.legend(loc="lower right", fontsize=7)
     axes.flat[0].set_ylabel("training win rate")
@@ -370,6 +390,7 @@ def draw_rl_curves(folder=BRIDGE_SMALL, path=CURVES):
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=80, metadata={"Software": None})
     plt.close(figure)
+    return path
 
 
 def rl_lines(runs, script="run-bridge-small.sh"):
@@ -414,10 +435,10 @@ def rl_lines(runs, script="run-bridge-small.sh"):
     return lines
 
 
-def draw_pilot_curves(folder=PILOT, path=PILOT_CURVES):
-    """The training win rate of each puzzle type against environment steps, one panel per pilot
-    run, each line the mean over `RECENT` iterations (path: figures/bridge-medium-pilot-curves.png);
-    nothing before the pilot's first run."""
+def draw_pilot_curves(folder=PILOT, path=PILOT_CURVES, model="the remedy", length=PILOT_STEPS):
+    """The training win rate of each puzzle type against environment steps, one panel per run of
+    a bridge-medium campaign (`model`: its model, in the titles; `length`: its steps), each line
+    the mean over `RECENT` iterations; nothing before its first run."""
     run_dirs = [d for d in sorted(Path(folder).glob("*-seed*")) if RunDirectory(d).metrics_source()]
     if not run_dirs:
         return None
@@ -439,9 +460,9 @@ def draw_pilot_curves(folder=PILOT, path=PILOT_CURVES):
             axis.plot(steps, smooth, linewidth=1.0, label=type_label(puzzle_type))
         axis.axhline(GO, color="#999999", linewidth=0.7, linestyle="--")
         axis.set_ylim(0.0, 1.02)
-        axis.set_xlim(0.0, PILOT_STEPS / 1e6)
+        axis.set_xlim(0.0, length / 1e6)
         axis.set_xlabel("environment steps (millions)")
-        axis.set_title(f"{run_dir.name}, bridge-medium, the remedy", fontsize=9)
+        axis.set_title(f"{run_dir.name}, bridge-medium, {model}", fontsize=9)
         axis.grid(alpha=0.3)
         axis.legend(loc="lower right", fontsize=6, ncol=2)
     axes.flat[0].set_ylabel(f"training win rate (mean of {RECENT} iterations)")
@@ -450,6 +471,11 @@ def draw_pilot_curves(folder=PILOT, path=PILOT_CURVES):
     figure.savefig(path, dpi=80, metadata={"Software": None})
     plt.close(figure)
     return path
+
+
+def figure_lines(path, alt):
+    """The page's lines that show a figure, once it has been drawn."""
+    return [f"![{alt}](figures/{path.name})", ""] if path.exists() else []
 
 
 def code_records(folder=RESULTS):
@@ -586,14 +612,46 @@ def page(records):
         "",
         *length_2_lines(front_end_pilot),
         *site_lines(front_end_pilot),
+        *figure_lines(FRONT_END_PILOT_CURVES, "Training win rate of each puzzle type, both runs"),
         "**Bridge-small with the front end**:",
         "",
         *rl_lines(bridge_small_front_end, "run-bridge-small-front-end.sh"),
         "",
         *site_lines(bridge_small_front_end),
+        *figure_lines(FRONT_END_CURVES_SMALL, "Training win rate against steps, every run"),
         f"**What the committed results call for next** (`report.py --campaign`): "
         f"{campaign(records)['campaign']}.",
         "",
+    ]
+    rung_1 = dagger_runs(LADDER_DAGGER)
+    rung_2 = rung_2_runs(LADDER_RL, rung_1)
+    lines += [
+        "## The ladder: what stops RL where supervision works",
+        "",
+        "By [the ladder's plan](ladder-plan.md) (written before the first pilot's runs, amended "
+        "by front-end-rl-plan.md before any of its own): it runs when neither pilot says go, "
+        "after bridge-small with the front end, with the front end's model for both agents "
+        "(`run-ladder.sh`). Each rung asks one question and starts only when the one before "
+        "it has answered.",
+        "",
+        "**Rung 1: can the model learn the length-2 puzzles from supervision?** Tie-aware "
+        "DAgger on the step-optimal oracle (`keras-simplicial dagger`, `DaggerConfig`'s "
+        f"defaults: {DAGGER.rounds} rounds after the oracle's own, at most "
+        f"{DAGGER.max_labelled_moves:,} labelled moves, Adam at {DAGGER.learning_rate:g} halved "
+        "on a plateau), seed 1; each best model greedily on 1,000 fresh length-2 episodes; it "
+        f"passes at {LADDER_PASSES}.",
+        "",
+        *rung_1_lines(rung_1),
+        "",
+        "**Rung 2: does RL keep a policy that solves length 2?** RL on bridge-medium "
+        "started from each rung-1 model that passes (every weight from it, the value head "
+        f"untrained, the preset's recipe), {RUNG_2_STEPS:,} steps; the start's, the best and the "
+        "final checkpoint's length-2 greedy win rates (1,000 episodes each); kept when the "
+        f"final one is at least {KEEPS}.",
+        "",
+        *rung_2_lines(rung_2, rung_1),
+        "",
+        *figure_lines(LADDER_CURVES, "Training win rate of each puzzle type, every rung-2 run"),
     ]
     lines += [
         "## Which code made these results",
@@ -655,6 +713,9 @@ def main(argv=None):
     draw_front_end_curves(records)
     draw_rl_curves()
     draw_pilot_curves()
+    draw_pilot_curves(FRONT_END_PILOT, FRONT_END_PILOT_CURVES, "the front end")
+    draw_rl_curves(BRIDGE_SMALL_FRONT_END, FRONT_END_CURVES_SMALL, "the front end")
+    draw_pilot_curves(LADDER_RL, LADDER_CURVES, "from DAgger", RUNG_2_STEPS)
     PAGE.write_text(page(records), encoding="utf-8")
     print(f"wrote {PAGE}")
     return 0

@@ -17,7 +17,8 @@ if [ "$(field campaign)" != ladder ]; then
 fi
 MODEL=$(field model_config)
 LENGTH_2='{"min_solution_length": 2}'
-RUNG_2_STEPS=5000000  # ladder-plan.md, rung 2
+LADDER=keras_simplicial.agents.experiments.trainability_ladder  # ladder-plan.md's numbers
+RUNG_2_STEPS=$(.venv/bin/python -c "from $LADDER import RUNG_2_STEPS; print(RUNG_2_STEPS)")
 RESULTS=studies/trainability/results
 length2() {  # CHECKPOINT OUTPUT: the greedy length-2 evaluation, once
   [ -f "$2" ] || nice -n 19 .venv/bin/keras-simplicial evaluate "$1" --greedy --episodes 1000 \
@@ -35,10 +36,10 @@ for agent in relational simplicial; do
 done
 for agent in relational simplicial; do
   dagger="$RESULTS/bridge-medium-dagger/$agent-seed1"
-  passed=$(.venv/bin/python -c 'import json, sys; print(json.load(open(sys.argv[1]))["overall"]["win_rate"] >= 0.9)' \
+  passed=$(.venv/bin/python -c "import sys; from $LADDER import rung_1_passed; print(rung_1_passed(sys.argv[1]))" \
     "$dagger/evaluation_best_greedy_length2.json")
   if [ "$passed" != True ]; then
-    echo "Rung 1: the $agent model wins under 0.9 of the length-2 episodes: no rung 2 for it."
+    echo "Rung 1: the $agent model does not pass (ladder-plan.md, rung 1): no rung 2 for it."
     continue
   fi
   run="$RESULTS/bridge-medium-from-dagger/$agent-seed1"

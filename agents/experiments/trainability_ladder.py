@@ -1,0 +1,225 @@
+"""The ladder on no-go (studies/trainability/ladder-plan.md), read from its run directories: rung 1,
+tie-aware DAgger with the front end's model (results/bridge-medium-dagger/AGENT-seed1), and rung 2,
+RL started from each rung-1 model that wins `PASSES` of the length-2 episodes
+(results/bridge-medium-from-dagger/AGENT-seed1). The study's report.py writes the page's section
+from these; run-ladder.sh asks `rung_1_passed` before it starts a rung-2 run.
+
+    rung_1 = dagger_runs("studies/trainability/results/bridge-medium-dagger")
+    rung_1_answer(rung_1)      # {"answer": "rung 2" or "stop", "passed": [...]}, or None (open)
+    rung_2 = rung_2_runs("studies/trainability/results/bridge-medium-from-dagger", rung_1)
+    rung_2_answer(rung_2[0])   # "kept", "lost" or None (still training)
+"""
+
+import json
+from pathlib import Path
+
+from keras_simplicial.agents.experiments.trainability_rl import RECENT, rl_runs, type_label
+from keras_simplicial.agents.training.run_arguments import AGENTS
+
+PASSES = 0.9  # ladder-plan.md, rung 1: the best model's greedy win rate on 1,000 length-2 episodes
+KEEPS = 0.9  # ladder-plan.md, rung 2: the final checkpoint's, on the same episodes
+RUNG_2_STEPS = 5_000_000  # ladder-plan.md, rung 2 (run-ladder.sh trains this many)
+# The evaluations run-ladder.sh writes (`keras-simplicial evaluate --greedy --episodes 1000
+# --env-config '{"min_solution_length": 2}'`): of rung 1's best model, of rung 2's checkpoints.
+BEST_LENGTH_2 = "evaluation_best_greedy_length2.json"
+FINAL_LENGTH_2 = "evaluation_final_greedy_length2.json"
+
+
+def read_json(path):
+    path = Path(path)
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def rung_1_passed(evaluation_file):
+    """Whether a rung-1 model's length-2 evaluation (`BEST_LENGTH_2`) wins at least `PASSES`."""
+    return read_json(evaluation_file)["overall"]["win_rate"] >= PASSES
+
+
+def dagger_runs(folder):
+    """One dict per DAgger run of rung 1 (`OUT` of `keras-simplicial dagger`): agent, seed, the
+    rounds planned and complete, the labelled moves so far and their cap, the best round and its
+    validation score (greedy on 500 length-2 boards), and `length_2`: the best model's evaluation
+    on 1,000 fresh length-2 episodes (None until the run has finished and been evaluated)."""
+    runs = []
+    for run_dir in sorted(Path(folder).glob("*-seed*")):
+        config = read_json(run_dir / "dagger.json")
+        if config is None:  # not started yet
+            continue
+        history = read_json(run_dir / "history.json") or {"rounds": [], "best": None}
+        complete = [r for r in history["rounds"] if "greedy" in r]
+        best = history.get("best")
+        runs.append(
+            {
+                "agent": config["agent"],
+                "seed": config["seed"],
+                "rounds": len(complete),
+                "planned_rounds": config["rounds"] + 1,  # round 0, the oracle's own episodes
+                "labelled_moves": complete[-1]["labelled_moves"] if complete else 0,
+                "max_labelled_moves": config["max_labelled_moves"],
+                "best_round": None if best is None else best["round"],
+                "best_validation": None if best is None else best["score"],
+                "length_2": read_json(run_dir / BEST_LENGTH_2),
+            }
+        )
+    return runs
+
+
+def rung_1_answer(runs):
+    """ladder-plan.md, rung 1, once every agent's best model is evaluated on length 2 (None
+    before): "rung 2" for the agents whose model wins at least `PASSES` (`passed`), "stop" when
+    neither does."""
+    rates = {r["agent"]: r["length_2"]["overall"]["win_rate"] for r in runs if r["length_2"]}
+    if not set(AGENTS) <= set(rates):
+        return None
+    passed = [agent for agent in AGENTS if rates[agent] >= PASSES]
+    return {"answer": "rung 2" if passed else "stop", "passed": passed}
+
+
+def rung_2_runs(folder, rung_1):
+    """One dict per rung-2 run, as `rl_runs` reads a training run, with the length-2 win rates of
+    its start (rung 1's best model, from `rung_1`: `dagger_runs`), its best and its final
+    checkpoint (None where not evaluated yet) and the final checkpoint's whole report."""
+    starts = {(r["agent"], r["seed"]): r["length_2"] for r in rung_1}
+    runs = []
+    for run in rl_runs(folder):
+        start = starts.get((run["agent"], run["seed"]))
+        final = read_json(Path(folder) / f"{run['agent']}-seed{run['seed']}" / FINAL_LENGTH_2)
+        runs.append(
+            {
+                **run,
+                "start_length_2": None if start is None else start["overall"]["win_rate"],
+                "best_length_2": run["evaluations"].get("best_greedy_length2"),
+                "final_length_2": None if final is None else final["overall"]["win_rate"],
+                "final_report": final,
+            }
+        )
+    return runs
+
+
+def rung_2_answer(run):
+    """ladder-plan.md, rung 2: "kept" when the final checkpoint wins at least `KEEPS` of the
+    length-2 episodes greedily, "lost" when it wins less (its start won at least `PASSES`: only
+    such a start runs), None before its evaluation."""
+    if run["final_length_2"] is None:
+        return None
+    return "kept" if run["final_length_2"] >= KEEPS else "lost"
+
+
+def rate(value):
+    return "-" if value is None else f"{value:.3f}"
+
+
+def rung_1_lines(runs, script="run-ladder.sh"):
+    """Rung 1's part of the trainability page: a row per DAgger run, the best models' length-2
+    evaluations per puzzle type and why their episodes ended, then the answer."""
+    if not runs:
+        return [f"Not started yet (`studies/trainability/{script}`, after bridge-small)."]
+    from keras_simplicial.agents.analysis.evaluation import evaluation_table
+
+    lines = [
+        "| agent | seed | rounds | labelled moves | best round: length 2 on 500 validation "
+        f"boards | best model: length 2 on 1,000 fresh episodes | at least {PASSES} |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    ordered = sorted(runs, key=lambda r: (AGENTS.index(r["agent"]), r["seed"]))
+    for run in ordered:
+        evaluation = run["length_2"]
+        win_rate = None if evaluation is None else evaluation["overall"]["win_rate"]
+        best = (
+            "-"
+            if run["best_round"] is None
+            else f"round {run['best_round']}: {run['best_validation']:.3f}"
+        )
+        lines.append(
+            f"| {run['agent']} | {run['seed']} | {run['rounds']} of {run['planned_rounds']} | "
+            f"{run['labelled_moves']:,} (cap {run['max_labelled_moves']:,}) | {best} | "
+            f"{rate(win_rate)} | "
+            f"{'running' if win_rate is None else 'yes' if win_rate >= PASSES else 'no'} |"
+        )
+    evaluated = [run for run in ordered if run["length_2"]]
+    if evaluated:
+        lines += [
+            "",
+            "How each best model's 1,000 length-2 episodes ended (greedily; "
+            "`keras-simplicial evaluate`'s table):",
+            "",
+        ]
+        for run in evaluated:
+            lines += [
+                f"{run['agent']} seed {run['seed']}:",
+                "",
+                evaluation_table(run["length_2"]),
+                "",
+            ]
+    answer = rung_1_answer(runs)
+    lines += [
+        "",
+        "**Rung 1's answer**: "
+        + (
+            "open: not every agent's best model has been evaluated on length 2."
+            if answer is None
+            else f"rung 2 for {' and '.join(answer['passed'])}: supervision learns the "
+            f"length-2 puzzles (at least {PASSES} greedily)."
+            if answer["passed"]
+            else f"the ladder stops: neither best model wins {PASSES} of the length-2 episodes "
+            "greedily, so the model, with the front end, does not learn a length-2 plan from "
+            "this supervision; the next step is supervised, not RL."
+        ),
+    ]
+    return lines
+
+
+def rung_2_lines(runs, rung_1):
+    """Rung 2's part of the trainability page: a row per RL run started from a rung-1 model, the
+    recent training win rate of each length-2 puzzle type, then each run's answer."""
+    answer = rung_1_answer(rung_1)
+    if answer is None or not answer["passed"]:
+        return ["Runs only for an agent whose rung-1 model passes (none yet)."]
+    if not runs:
+        return ["Not started yet (`studies/trainability/run-ladder.sh`)."]
+    types = sorted({t for run in runs for t in run["recent_by_type"] if t[0] == 2})
+    lines = [
+        "| agent | seed | steps | "
+        + " | ".join(type_label(t) for t in types)
+        + " | length 2 greedy: start, best, final | answer |",
+        "|---|---|---|" + "---|" * len(types) + "---|---|",
+    ]
+    for run in sorted(runs, key=lambda r: (AGENTS.index(r["agent"]), r["seed"])):
+        by_type = run["recent_by_type"]
+        verdict = rung_2_answer(run)
+        lines.append(
+            f"| {run['agent']} | {run['seed']} | {run['steps']:,} of {RUNG_2_STEPS:,} | "
+            + " | ".join(f"{by_type[t]:.2f}" if t in by_type else "-" for t in types)
+            + f" | {rate(run['start_length_2'])}, {rate(run['best_length_2'])}, "
+            f"{rate(run['final_length_2'])} | {verdict or 'running'} |"
+        )
+    lines += [
+        "",
+        f"The puzzle types' columns: the training win rate, the mean of the last {RECENT} "
+        "iterations that played the type.",
+        "",
+    ]
+    from keras_simplicial.agents.analysis.evaluation import evaluation_table
+
+    for run in (run for run in runs if run["final_report"]):
+        lines += [
+            f"How the {run['agent']} run's final checkpoint's 1,000 length-2 episodes ended "
+            "(greedily; its start's are rung 1's table):",
+            "",
+            evaluation_table(run["final_report"]),
+            "",
+        ]
+    for run in runs:
+        verdict = rung_2_answer(run)
+        if verdict == "kept":
+            lines.append(
+                f"- {run['agent']}: **kept** (the final checkpoint at least {KEEPS}): RL holds "
+                "the solution, so finding it is what stopped the pilots: exploration."
+            )
+        elif verdict == "lost":
+            lines.append(
+                f"- {run['agent']}: **lost** (the final checkpoint below {KEEPS} from a start at "
+                f"{rate(run['start_length_2'])}): RL's own updates undo the solution; rung 3 "
+                "separates the value function from the credit over two keys."
+            )
+    return lines

@@ -1,0 +1,169 @@
+"""The ladder's rungs (agents/experiments/trainability_ladder.py, ladder-plan.md) read from copies
+of committed runs: the earlier DAgger pilot's runs stand for rung 1's, the first bridge-medium
+pilot's for rung 2's; the evaluations that decide are rewritten to the win rates each case needs."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from keras_simplicial.agents.experiments.trainability_ladder import (
+    BEST_LENGTH_2,
+    FINAL_LENGTH_2,
+    dagger_runs,
+    rung_1_answer,
+    rung_1_lines,
+    rung_1_passed,
+    rung_2_answer,
+    rung_2_lines,
+    rung_2_runs,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+DAGGER = ROOT / "benchmarks" / "results" / "bridge-medium-dagger"
+PILOT = ROOT / "studies" / "trainability" / "results" / "bridge-medium-pilot"
+
+
+def evaluation(agent, win_rate):
+    """The committed DAgger run's length-2 evaluation of its best model, winning `win_rate`."""
+    report = json.loads(
+        (DAGGER / f"{agent}-seed1" / "evaluation_best_length2_greedy.json").read_text()
+    )
+    report["overall"]["win_rate"] = win_rate
+    return report
+
+
+def rung_1(tmp_path, agents=("relational", "simplicial"), win_rates=None):
+    """A rung-1 folder with the committed DAgger runs' history and config; each agent's best
+    model evaluated to `win_rates[agent]` (no evaluation where absent: still training)."""
+    folder = tmp_path / "bridge-medium-dagger"
+    for agent in agents:
+        run = folder / f"{agent}-seed1"
+        run.mkdir(parents=True)
+        for name in ("dagger.json", "history.json", "run.json"):
+            shutil.copy(DAGGER / f"{agent}-seed1" / name, run)
+        if win_rates and agent in win_rates:
+            (run / BEST_LENGTH_2).write_text(json.dumps(evaluation(agent, win_rates[agent])))
+    return folder
+
+
+def test_rung_1_reads_each_dagger_runs_progress_and_its_best_model(tmp_path):
+    (tmp_path / "bridge-medium-dagger" / "simplicial-seed1").mkdir(parents=True)  # not started
+    runs = dagger_runs(rung_1(tmp_path, agents=("relational",)))
+    assert len(runs) == 1
+    (run,) = runs
+    assert (run["agent"], run["seed"], run["rounds"], run["planned_rounds"]) == (
+        "relational",
+        1,
+        9,
+        9,
+    )
+    assert run["labelled_moves"] == 214_514 and run["max_labelled_moves"] == 600_000
+    assert (run["best_round"], run["best_validation"]) == (8, 0.336)
+    assert run["length_2"] is None
+    lines = rung_1_lines(runs)
+    assert lines[2] == (
+        "| relational | 1 | 9 of 9 | 214,514 (cap 600,000) | round 8: 0.336 | - | running |"
+    )
+    assert lines[-1] == (
+        "**Rung 1's answer**: open: not every agent's best model has been evaluated on length 2."
+    )
+
+
+def test_a_round_still_training_is_not_counted(tmp_path):
+    folder = rung_1(tmp_path, agents=("relational",))
+    history_file = folder / "relational-seed1" / "history.json"
+    history = json.loads(history_file.read_text())
+    history["rounds"].append({"round": 9, "epochs": [{"loss": 0.2}]})  # no greedy check yet
+    history_file.write_text(json.dumps(history))
+    (run,) = dagger_runs(folder)
+    assert run["rounds"] == 9 and run["labelled_moves"] == 214_514
+
+
+@pytest.mark.parametrize(
+    "win_rates, answer",
+    [
+        ({"relational": 0.321}, None),  # the simplicial model not evaluated yet
+        ({"relational": 0.321, "simplicial": 0.368}, {"answer": "stop", "passed": []}),
+        ({"relational": 0.9, "simplicial": 0.368}, {"answer": "rung 2", "passed": ["relational"]}),
+        (
+            {"relational": 0.95, "simplicial": 0.91},
+            {"answer": "rung 2", "passed": ["relational", "simplicial"]},
+        ),
+    ],
+)
+def test_rung_1_answers_once_both_best_models_are_evaluated(tmp_path, win_rates, answer):
+    runs = dagger_runs(rung_1(tmp_path, win_rates=win_rates))
+    assert rung_1_answer(runs) == answer
+    last = rung_1_lines(runs)[-1]
+    if answer is None:
+        assert "open" in last
+    elif answer["passed"]:
+        assert last.startswith(f"**Rung 1's answer**: rung 2 for {' and '.join(answer['passed'])}")
+    else:
+        assert "the ladder stops" in last
+
+
+def test_rung_1_tables_each_evaluated_model_and_run_ladder_asks_the_same_rule(tmp_path):
+    folder = rung_1(tmp_path, win_rates={"relational": 0.321, "simplicial": 0.9})
+    lines = rung_1_lines(dagger_runs(folder))
+    assert lines[2].endswith("| round 8: 0.336 | 0.321 | no |")
+    assert lines[3].endswith("| round 8: 0.340 | 0.900 | yes |")
+    table = lines[lines.index("relational seed 1:") + 2].splitlines()
+    assert [row.split(" | ")[0] for row in table[2:]] == [
+        "| (2, 0, 0)",
+        "| (2, 1, 3)",
+        "| (2, 1, 4)",
+        "| (2, 2, 3)",
+        "| (2, 2, 4)",
+        "| overall",
+    ]
+    assert not rung_1_passed(folder / "relational-seed1" / BEST_LENGTH_2)
+    assert rung_1_passed(folder / "simplicial-seed1" / BEST_LENGTH_2)
+
+
+def rung_2(tmp_path, agent="simplicial", best=None, final=None):
+    """A rung-2 folder holding a copy of the committed pilot run of `agent` (its checkpoints
+    left out), its best and final checkpoints evaluated on length 2 to `best` and `final`."""
+    run = tmp_path / "bridge-medium-from-dagger" / f"{agent}-seed1"
+    shutil.copytree(
+        PILOT / f"{agent}-seed1", run, ignore=shutil.ignore_patterns("checkpoints", "exported")
+    )
+    (run / BEST_LENGTH_2).unlink(missing_ok=True)
+    for name, win_rate in ((BEST_LENGTH_2, best), (FINAL_LENGTH_2, final)):
+        if win_rate is not None:
+            (run / name).write_text(json.dumps(evaluation(agent, win_rate)))
+    return run.parent
+
+
+def test_rung_2_keeps_or_loses_the_start_by_its_final_checkpoint(tmp_path):
+    start = dagger_runs(rung_1(tmp_path, win_rates={"relational": 0.5, "simplicial": 0.93}))
+    (running,) = rung_2_runs(rung_2(tmp_path / "a"), start)
+    assert running["start_length_2"] == 0.93 and running["final_length_2"] is None
+    assert rung_2_answer(running) is None
+    (kept,) = rung_2_runs(rung_2(tmp_path / "b", best=0.97, final=0.9), start)
+    assert (kept["best_length_2"], kept["final_length_2"]) == (0.97, 0.9)
+    assert rung_2_answer(kept) == "kept"
+    (lost,) = rung_2_runs(rung_2(tmp_path / "c", best=0.95, final=0.4), start)
+    assert rung_2_answer(lost) == "lost"
+
+    lines = rung_2_lines([lost], start)
+    assert lines[0].startswith("| agent | seed | steps | (2,0,0) |")  # length-2 types only
+    assert "(1,1,2)" not in lines[0]
+    assert lines[2].startswith("| simplicial | 1 | 20,") and " of 5,000,000 |" in lines[2]
+    assert lines[2].endswith("| 0.930, 0.950, 0.400 | lost |")
+    assert any("final checkpoint's 1,000 length-2 episodes" in line for line in lines)
+    assert lines[-1].startswith("- simplicial: **lost**")
+    assert rung_2_lines([kept], start)[-1].startswith("- simplicial: **kept**")
+
+
+def test_rung_2_waits_for_a_model_that_passes_rung_1(tmp_path):
+    undecided = dagger_runs(rung_1(tmp_path / "a", win_rates={"relational": 0.95}))
+    assert rung_2_lines([], undecided) == [
+        "Runs only for an agent whose rung-1 model passes (none yet)."
+    ]
+    failed = dagger_runs(rung_1(tmp_path / "b", win_rates={"relational": 0.5, "simplicial": 0.5}))
+    assert rung_2_lines([], failed)[0].startswith("Runs only for an agent")
+    passed = dagger_runs(rung_1(tmp_path / "c", win_rates={"relational": 0.95, "simplicial": 0.5}))
+    assert rung_2_lines([], passed) == ["Not started yet (`studies/trainability/run-ladder.sh`)."]
