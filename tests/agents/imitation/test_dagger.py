@@ -15,10 +15,17 @@ from keras_simplicial.agents.imitation.dagger import (  # noqa: E402
     set_loss_and_hits,
 )
 from keras_simplicial.agents.imitation.dagger_directory import DaggerDirectory  # noqa: E402
+from keras_simplicial.agents.imitation.trainability_study import REMEDY  # noqa: E402
 
+# The trainability study's remedy (`trainability_study.REMEDY`: entity_norm, one MLP layer): with
+# the paper's model the small run's outcome depends on the CPU's arithmetic. On 2026-11-30, on a
+# machine without AVX-512, it sat on the constant prediction (accuracy 0.73, the majority move's
+# share, for all 7 epochs) where on others its loss had fallen by a fifth; with the remedy it
+# learns on both seeds tried (loss below 0.01, held-out accuracy 1.0).
 SMALL = dict(
     agent="relational",
     preset="easy",
+    model_overrides=dict(REMEDY),
     seed=3,
     oracle_episodes=200,
     rounds=0,
@@ -65,14 +72,14 @@ def test_a_small_run_learns_the_oracle_and_writes_its_files(small_run):
     out, history, lines = small_run
     (round0,) = history["rounds"]
     losses = [epoch["loss"] for epoch in round0["epochs"]]
-    # 12 epochs from independent initial projections (the layers' fix of 2026-11-26): the loss
-    # falls by about a fifth (it fell by a third from the equal projections before).
-    assert losses[-1] < 0.85 * losses[0], losses
-    assert round0["epochs"][-1]["held_out_accuracy"] > 0.6
+    # From about 0.63 to below 0.01 over 12 epochs; the constant prediction stays near 0.8.
+    assert losses[-1] < 0.1 * losses[0], losses
+    # The majority move alone is right on 0.73 of the held-out states.
+    assert round0["epochs"][-1]["held_out_accuracy"] > 0.9
     assert round0["labelled_moves"] == round0["new_moves"] > 200
     assert set(round0["greedy"]) == {"all"}  # the easy preset has no length-2 puzzles
     # The round's trainability diagnosis: every site of the learner on the held-out probe.
-    assert round0["trainability"]["pooled/state_sd"] > 0 and "mlp_4/dead" in round0["trainability"]
+    assert round0["trainability"]["pooled/state_sd"] > 0 and "mlp_1/dead" in round0["trainability"]
     assert history["best"]["round"] == 0
     directory = DaggerDirectory(out)
     assert directory.policy_file.is_file() and (directory.best_dir / "policy.keras").is_file()
