@@ -21,6 +21,9 @@ from keras_simplicial.envs import make_vector_env  # noqa: E402
 from keras_simplicial.envs.palette import EMPTY_SLOT_RGB  # noqa: E402
 
 MEDIUM = {"rows": 7, "cols": 6, "max_solution_length": 2}
+# XLA compiled the model in each training test (about half of each one's time on a slow machine);
+# these check the probe, not the compiler (the compiled model: tests/agents/model).
+NO_XLA = {"jit_compile": False}
 
 
 def gem_colours_of(observation, colour_rgb):
@@ -77,7 +80,7 @@ def test_the_probe_memorises_a_small_training_set_to_a_plateau():
 
     pairs = held_out_pairs(20, 0.2, seed=0)
     x, y = held_keys_states("BridgeBoxWorld-v0", MEDIUM, 64, held_out=pairs, split="train", seed=0)
-    arguments = RunArguments(env="BridgeBoxWorld-v0", agent="relational")
+    arguments = RunArguments(env="BridgeBoxWorld-v0", agent="relational", model_overrides=NO_XLA)
     probe = _Probe(arguments, x.shape[1:], PlateauSchedule(max_updates=3000), seed=[0, 64])
     fit = probe.fit_to_plateau(x, y)
     assert probe.accuracy(x, y) >= 0.95 and fit["train_loss"] < 0.2, fit
@@ -90,7 +93,7 @@ def test_the_plateau_rule_halves_and_stops():
     pairs = held_out_pairs(20, 0.2, seed=0)
     x, _ = held_keys_states("BridgeBoxWorld-v0", MEDIUM, 32, held_out=pairs, split="train", seed=0)
     y = np.full(len(x), 0.5, np.float32)  # the best loss is log 2, reached at once
-    arguments = RunArguments(env="BridgeBoxWorld-v0", agent="relational")
+    arguments = RunArguments(env="BridgeBoxWorld-v0", agent="relational", model_overrides=NO_XLA)
     schedule = PlateauSchedule(max_updates=10_000, check_every=5, patience=2, halvings=2)
     fit = _Probe(arguments, x.shape[1:], schedule, seed=[0, 1]).fit_to_plateau(x, y)
     assert fit["halvings"] == 2 and fit["updates"] < 10_000, fit
@@ -103,7 +106,13 @@ def test_the_plateau_rule_halves_and_stops():
 def test_a_curve_trains_a_model_per_size():
     schedule = PlateauSchedule(max_updates=3, check_every=1)
     curve = held_keys_curve(
-        "relational", "BridgeBoxWorld-v0", MEDIUM, sizes=(8, 16), test_size=16, schedule=schedule
+        "relational",
+        "BridgeBoxWorld-v0",
+        MEDIUM,
+        sizes=(8, 16),
+        test_size=16,
+        schedule=schedule,
+        model_overrides=NO_XLA,
     )
     assert [point["size"] for point in curve.points] == [8, 16]
     for point in curve.points:
@@ -131,6 +140,7 @@ def test_the_command_prints_and_saves_the_curve(tmp_path, capsys):
     output = tmp_path / "curve.json"
     argv = ["held-keys", "--sizes", "8", "--max-updates", "2", "--output", str(output)]
     argv += ["--flat-updates", "1", "--starts", "2", "--test-size", "16"]
+    argv += ["--model-config", json.dumps(NO_XLA)]
     assert cli.main(argv) == 0
     assert "held-keys probe" in capsys.readouterr().out
     saved = json.loads(output.read_text())

@@ -22,8 +22,9 @@ def cli(*args):
     return [sys.executable, "-m", "keras_simplicial_cli", *args]
 
 
-# XLA (the default) is tested in test_models and test_training; these tests are about faults, and
-# compiling the model in every process they start would double their time.
+# XLA (the default) is tested in test_models (the compiled forward pass and its gradient) and in
+# test_training's `-m slow` runs of RLlib's loop; these tests are about faults, and compiling the
+# model in every process they start would double their time.
 NO_XLA = {"jit_compile": False}
 
 
