@@ -9,4 +9,6 @@
 - `setting`: how the runs differ from the paper's (puzzles, architecture, recipe, actors).
 - `report`: the comparison's report in Markdown.
 - `throughput`: frames/s of both agents back to back in the runs' layout (Appendix C).
+- `trainability_rl`: the trainability study's RL campaigns and the pilots' go/no-go.
+- `trainability_ladder`: the ladder on no-go (DAgger, then RL from its model), rung by rung.
 """
