@@ -332,7 +332,7 @@ PILOT_CURVES = STUDY / "figures" / "bridge-medium-pilot-curves.png"
 FRONT_END_PILOT = RESULTS / "bridge-medium-front-end-pilot"
 FRONT_END_PILOT_CURVES = STUDY / "figures" / "bridge-medium-front-end-pilot-curves.png"
 BRIDGE_SMALL_FRONT_END = RESULTS / "bridge-small-front-end"
-FRONT_END_CURVES_SMALL = STUDY / "figures" / "bridge-small-front-end-curves.png"
+BRIDGE_SMALL_FRONT_END_CURVES = STUDY / "figures" / "bridge-small-front-end-curves.png"
 LADDER_DAGGER = RESULTS / "bridge-medium-dagger"
 LADDER_RL = RESULTS / "bridge-medium-from-dagger"
 LADDER_CURVES = STUDY / "figures" / "bridge-medium-from-dagger-curves.png"
@@ -618,7 +618,7 @@ def page(records):
         *rl_lines(bridge_small_front_end, "run-bridge-small-front-end.sh"),
         "",
         *site_lines(bridge_small_front_end),
-        *figure_lines(FRONT_END_CURVES_SMALL, "Training win rate against steps, every run"),
+        *figure_lines(BRIDGE_SMALL_FRONT_END_CURVES, "Training win rate against steps, every run"),
         f"**What the committed results call for next** (`report.py --campaign`): "
         f"{campaign(records)['campaign']}.",
         "",
@@ -714,7 +714,7 @@ def main(argv=None):
     draw_rl_curves()
     draw_pilot_curves()
     draw_pilot_curves(FRONT_END_PILOT, FRONT_END_PILOT_CURVES, "the front end")
-    draw_rl_curves(BRIDGE_SMALL_FRONT_END, FRONT_END_CURVES_SMALL, "the front end")
+    draw_rl_curves(BRIDGE_SMALL_FRONT_END, BRIDGE_SMALL_FRONT_END_CURVES, "the front end")
     draw_pilot_curves(LADDER_RL, LADDER_CURVES, "from DAgger", RUNG_2_STEPS)
     PAGE.write_text(page(records), encoding="utf-8")
     print(f"wrote {PAGE}")
