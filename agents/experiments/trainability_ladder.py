@@ -13,6 +13,7 @@ from these; run-ladder.sh asks `rung_1_passed` before it starts a rung-2 run.
 import json
 from pathlib import Path
 
+from keras_simplicial.agents.analysis.results import cell
 from keras_simplicial.agents.experiments.trainability_rl import RECENT, rl_runs, type_label
 from keras_simplicial.agents.training.run_arguments import AGENTS
 
@@ -105,10 +106,6 @@ def rung_2_answer(run):
     return "kept" if run["final_length_2"] >= KEEPS else "lost"
 
 
-def rate(value):
-    return "-" if value is None else f"{value:.3f}"
-
-
 def rung_1_lines(runs, script="run-ladder.sh"):
     """Rung 1's part of the trainability page: a row per DAgger run, the best models' length-2
     evaluations per puzzle type and why their episodes ended, then the answer."""
@@ -133,7 +130,7 @@ def rung_1_lines(runs, script="run-ladder.sh"):
         lines.append(
             f"| {run['agent']} | {run['seed']} | {run['rounds']} of {run['planned_rounds']} | "
             f"{run['labelled_moves']:,} (cap {run['max_labelled_moves']:,}) | {best} | "
-            f"{rate(win_rate)} | "
+            f"{cell(win_rate)} | "
             f"{'running' if win_rate is None else 'yes' if win_rate >= PASSES else 'no'} |"
         )
     evaluated = [run for run in ordered if run["length_2"]]
@@ -190,8 +187,8 @@ def rung_2_lines(runs, rung_1):
         lines.append(
             f"| {run['agent']} | {run['seed']} | {run['steps']:,} of {RUNG_2_STEPS:,} | "
             + " | ".join(f"{by_type[t]:.2f}" if t in by_type else "-" for t in types)
-            + f" | {rate(run['start_length_2'])}, {rate(run['best_length_2'])}, "
-            f"{rate(run['final_length_2'])} | {verdict or 'running'} |"
+            + f" | {cell(run['start_length_2'])}, {cell(run['best_length_2'])}, "
+            f"{cell(run['final_length_2'])} | {verdict or 'running'} |"
         )
     lines += [
         "",
@@ -219,7 +216,7 @@ def rung_2_lines(runs, rung_1):
         elif verdict == "lost":
             lines.append(
                 f"- {run['agent']}: **lost** (the final checkpoint below {KEEPS} from a start at "
-                f"{rate(run['start_length_2'])}): RL's own updates undo the solution; rung 3 "
+                f"{cell(run['start_length_2'])}): RL's own updates undo the solution; rung 3 "
                 "separates the value function from the credit over two keys."
             )
     return lines
