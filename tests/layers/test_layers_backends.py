@@ -1,5 +1,5 @@
-"""The layers on the TensorFlow, JAX and PyTorch backends of Keras other than the suite's own, one
-subprocess per backend."""
+"""The layers on the TensorFlow, JAX and PyTorch backends of Keras other than the suite's own, in
+two subprocesses per backend (the attention checks, then training and the sequence checks)."""
 
 import importlib.util
 import os
@@ -12,7 +12,7 @@ import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
-SCRIPT = textwrap.dedent(
+PRELUDE = textwrap.dedent(
     """
     import os, sys, tempfile
     sys.path.insert(0, {tests!r})
@@ -24,6 +24,13 @@ SCRIPT = textwrap.dedent(
     from keras_simplicial import (SimplicialAttention, TransformerBlock,
                                   TwoSimplicialTransformerBlock, VirtualEntities)
 
+    """
+)
+
+# Two halves of about equal time, one test each: on JAX, which compiles op by op, one process
+# took 115 s on 2 cores, and the suite's two workers can share the halves.
+ATTENTION_CHECKS = textwrap.dedent(
+    """
     rng = np.random.default_rng(0)
     query = rng.normal(size=(2, 5, 6)).astype("float32")
     value = rng.normal(size=(2, 4, 6)).astype("float32")
@@ -121,6 +128,13 @@ SCRIPT = textwrap.dedent(
     np.testing.assert_allclose(keras.ops.convert_to_numpy(relational(e)), expected,
                                rtol=2e-4, atol=2e-4)
 
+    """
+)
+
+TRAINING_CHECKS = textwrap.dedent(
+    """
+    rng = np.random.default_rng(1)
+
     # Training (compiled: XLA on TF and JAX) through the shared block, including zero entities
     # (sqrt of the scalar product at 0), then a .keras round trip.
     inputs = keras.Input((5, 8))
@@ -152,9 +166,10 @@ SCRIPT = textwrap.dedent(
     history = decoder.fit(data[:, :5].repeat(2, axis=1)[:, :6], np.ones((8, 6, 1), "float32"),
                           batch_size=4, epochs=1, verbose=0)
     assert np.all(np.isfinite(history.history["loss"])), history.history
-    print("BACKEND_OK", keras.backend.backend())
     """
 )
+
+CHECKS = {"attention": ATTENTION_CHECKS, "training": TRAINING_CHECKS}
 
 BACKENDS = {
     "tensorflow": ("tensorflow", True),
@@ -166,13 +181,15 @@ BACKENDS = {
 OTHER_BACKENDS = [name for name in BACKENDS if name != keras.backend.backend()]
 
 
+@pytest.mark.parametrize("part", CHECKS)
 @pytest.mark.parametrize("backend", OTHER_BACKENDS)
-def test_layers_on_backend(backend):
+def test_layers_on_backend(backend, part):
     module, jit = BACKENDS[backend]
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"the {backend} backend is not importable ({module} is not installed)")
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
-    script = SCRIPT.format(tests=TESTS, backend=backend, jit=jit)
+    script = (PRELUDE + CHECKS[part]).format(tests=TESTS, backend=backend, jit=jit)
+    script += "print('BACKEND_OK', keras.backend.backend())\n"
     result = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600
     )

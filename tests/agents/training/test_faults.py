@@ -9,7 +9,6 @@ import time
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from keras_simplicial.agents.training.run_directory import RunDirectory  # noqa: E402
@@ -87,31 +86,7 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     row = {int(r["training_iteration"]): r for r in run.read_metrics()}[iteration]
     steps_at_checkpoint = int(row["timesteps"])
 
-    # The restored algorithm has the checkpoint's counters and weights.
-    import ray
-
-    from keras_simplicial.agents.training.checkpoints import load_policy
-    from keras_simplicial.agents.training.rllib.trainer import (
-        build_algorithm,
-        environment_steps,
-        start_ray,
-    )
-    from keras_simplicial.agents.training.run_arguments import RunArguments
-
-    saved_weights = load_policy(checkpoint).get_weights()  # (re-registers the agent models)
-    start_ray(num_env_runners=1)
-    try:
-        algorithm = build_algorithm(RunArguments.read(run.run_file), checkpoint)
-        try:
-            assert algorithm.iteration == iteration
-            assert environment_steps(algorithm) == steps_at_checkpoint
-            for restored, saved in zip(algorithm.get_policy().get_weights(), saved_weights):
-                np.testing.assert_array_equal(restored, saved)
-        finally:
-            algorithm.stop()
-    finally:
-        ray.shutdown()
-
+    # The restored counters are the checkpoint's (below); its weights: test_fault_injection.py.
     # `--resume` continues the same run: iterations and timesteps carry on, no duplicate rows.
     # ... also when --out is a relative path (RLlib restores from absolute paths only).
     second = subprocess.run(
@@ -122,7 +97,10 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
         cwd=tmp_path,
     )
     assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
-    assert f"Resumed from {checkpoint.relative_to(tmp_path)}" in second.stdout
+    assert (
+        f"Resumed from {checkpoint.relative_to(tmp_path)} (iteration {iteration}, "
+        f"{steps_at_checkpoint:,} environment steps)"
+    ) in second.stdout
     iterations = [int(r["training_iteration"]) for r in run.read_metrics()]
     assert iterations == list(range(1, len(iterations) + 1)), iterations
     resumed = run.read_metrics()[iteration:]  # the rows after the checkpoint
