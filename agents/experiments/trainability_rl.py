@@ -50,8 +50,9 @@ GRADIENT_PARTS = {
 
 def rl_runs(folder):
     """One dict per run directory of the RL campaign (rl-plan.md): agent, seed, steps, the
-    training win rate of the last iteration, the first step at a training win rate of 0.9, and
-    the four evaluations' win rates (None until the run has finished), the length-2 one where
+    training win rate of the last iteration, the first step at a training win rate of 0.9, the
+    first step at which each puzzle type's held 0.9 (`types_at`), and the four evaluations' win
+    rates (None until the run has finished), the length-2 one where
     made (`length_2`: its whole report, per puzzle type and how episodes ended), the
     recent training win rate of each puzzle type (`recent_win_rates`) and the trainability sites
     over the run's second half (`late_sites`)."""
@@ -79,6 +80,7 @@ def rl_runs(folder):
                 "evaluations": {k: v["win_rate"] for k, v in evaluations.items()},
                 "length_2": length_2,
                 "recent_by_type": recent_win_rates(rows),
+                "types_at_0.9": types_at(rows, LEARNS),
                 "late_sites": late_sites(rows),
             }
         )
@@ -99,6 +101,26 @@ def recent_win_rates(rows, iterations=RECENT):
         values = [float(r[column]) for r in rows if r.get(column)]
         if values:
             found[puzzle_type] = statistics.fmean(values[-iterations:])
+    return found
+
+
+def types_at(rows, level, iterations=RECENT):
+    """{puzzle type (a, b, c): the first step at which its mean training win rate over
+    `iterations` iterations that played it reached `level`, or None}: a plateau on one type
+    that a single lucky iteration of the overall rate hides."""
+    found = {}
+    for puzzle_type, column in type_columns(rows).items():
+        points = [(int(r["timesteps"]), float(r[column])) for r in rows if r.get(column)]
+        found[puzzle_type] = next(
+            (
+                step
+                for i, (step, _) in enumerate(points)
+                if i + 1 >= iterations
+                and statistics.fmean(rate for _, rate in points[i + 1 - iterations : i + 1])
+                >= level
+            ),
+            None,
+        )
     return found
 
 

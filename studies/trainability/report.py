@@ -398,9 +398,10 @@ def rl_lines(runs, script="run-bridge-small.sh"):
     if not runs:
         return [f"No run has started yet (`studies/trainability/{script}`)."]
     lines = [
-        "| agent | seed | steps | training win rate, last | first at 0.9 (steps) | best: "
-        "greedy, sampled | final: greedy, sampled | learns (best greedy >= 0.9) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| agent | seed | steps | training win rate, last | first at 0.9 (steps) | last type to "
+        f"hold 0.9 over {RECENT} iterations (steps) | best: greedy, sampled | final: greedy, "
+        "sampled | learns (best greedy >= 0.9) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for run in sorted(runs, key=lambda r: (r["agent"], r["seed"])):
         e = run["evaluations"]
@@ -413,7 +414,8 @@ def rl_lines(runs, script="run-bridge-small.sh"):
         lines.append(
             f"| {run['agent']} | {run['seed']} | {run['steps']:,} | "
             f"{'-' if last is None else f'{last:.3f}'} | "
-            f"{'never' if first is None else f'{first:,}'} | {evaluation_pair(e, 'best')} | "
+            f"{'never' if first is None else f'{first:,}'} | {last_type_cell(run)} | "
+            f"{evaluation_pair(e, 'best')} | "
             f"{evaluation_pair(e, 'final')} | {learns} |"
         )
     lines.append("")
@@ -428,11 +430,40 @@ def rl_lines(runs, script="run-bridge-small.sh"):
             if reached
             else ""
         )
+        typed = [last_type(r) for r in done if last_type(r)]
+        held = sorted(step for _, step in typed if step is not None)
+        spread += (
+            f"; steps until every puzzle type held 0.9 over {RECENT} iterations: median "
+            f"{statistics.median(held):,.0f}, range {held[0]:,}-{held[-1]:,}"
+            + (f" ({len(typed) - len(held)} never did)" if len(held) < len(typed) else "")
+            if held
+            else ""
+        )
         lines.append(
             f"- {agent}: {learned} of {len(done)} finished runs learn (the plan asks 8 of 8)"
             f"{spread}."
         )
     return lines
+
+
+def last_type(run):
+    """(puzzle type, step) of the run's puzzle type that was last to hold a training win rate of
+    0.9 over `RECENT` iterations (step None if one never did); None without per-type rates."""
+    at = run.get("types_at_0.9") or {}
+    if not at:
+        return None
+    never = [t for t, step in at.items() if step is None]
+    if never:
+        return never[0], None
+    return max(at.items(), key=lambda item: item[1])
+
+
+def last_type_cell(run):
+    found = last_type(run)
+    if found is None:
+        return "-"
+    puzzle_type, step = found
+    return f"{'never' if step is None else f'{step:,}'} {type_label(puzzle_type)}"
 
 
 def draw_pilot_curves(folder=PILOT, path=PILOT_CURVES, model="the remedy", length=PILOT_STEPS):

@@ -19,6 +19,7 @@ from keras_simplicial.agents.experiments.trainability_rl import (
     pilot_lines,
     rl_runs,
     site_lines,
+    types_at,
 )
 from keras_simplicial.agents.training.run_directory import RunDirectory
 
@@ -60,6 +61,30 @@ def test_the_pilot_table_reads_a_runs_puzzle_types_and_its_length_2_evaluation(t
     assert "| relational seed 3 | 3,004,800 of 20,000,000 |" in lines[2]
     assert lines[2].endswith("| 0.862, 0.941 | 0.853, 0.901 | 0.500 |")
     assert lines[-1].startswith("**Decision**: open")
+
+
+def test_a_puzzle_type_holds_a_level_over_recent_iterations_not_on_one_lucky_one():
+    # (1,0,0) is learnt from iteration 10; (1,1,2) sits at 0.6 with one lucky iteration at 1.0
+    # and is learnt from iteration 120; a type that an iteration does not play leaves a blank.
+    rows = []
+    for i in range(200):
+        easy = 1.0 if i >= 10 else 0.2
+        bridge = 1.0 if i >= 120 or i == 60 else 0.6
+        rows.append(
+            {
+                "timesteps": str(100 * (i + 1)),
+                "win_rate/1_0_0": "" if i % 2 else str(easy),
+                "win_rate/1_1_2": str(bridge),
+            }
+        )
+    at = types_at(rows, 0.9, iterations=10)
+    # The first window of ten at 0.9 or more: 0.6 twice and 1.0 eight times (iterations 118-127).
+    assert at[(1, 1, 2)] == 100 * (127 + 1)
+    # Ten played iterations (even ones): 0.2 once and 1.0 nine times (iterations 8-26).
+    assert at[(1, 0, 0)] == 100 * (26 + 1)
+    assert types_at(rows[:100], 0.9, iterations=10) == {(1, 0, 0): 2700, (1, 1, 2): None}
+    # A committed run whose (1,1,2) type never held 0.9 over the page's 50 iterations.
+    assert types_at(RunDirectory(COMMITTED).read_metrics(), 0.9)[(1, 1, 2)] is None
 
 
 def test_the_length_2_episodes_say_how_they_ended_and_what_their_loops_repeated(tmp_path):
