@@ -51,9 +51,9 @@ GRADIENT_PARTS = {
 def rl_runs(folder):
     """One dict per run directory of the RL campaign (rl-plan.md): agent, seed, steps, the
     training win rate of the last iteration, the first step at a training win rate of 0.9, the
-    first step at which each puzzle type's held 0.9 (`types_at`), and the four evaluations' win
-    rates (None until the run has finished), the length-2 one where
-    made (`length_2`: its whole report, per puzzle type and how episodes ended), the
+    first step at which each puzzle type held 0.9 (`types_at`), the four evaluations' win rates
+    (None until the run has finished), the length-2 one where made (`length_2`: its whole
+    report, per puzzle type and how episodes ended), the
     recent training win rate of each puzzle type (`recent_win_rates`) and the trainability sites
     over the run's second half (`late_sites`)."""
     runs = []
@@ -122,6 +122,19 @@ def types_at(rows, level, iterations=RECENT):
             None,
         )
     return found
+
+
+def last_type(run):
+    """(puzzle type, step) of an `rl_runs` run's puzzle type that was last to hold a training win
+    rate of 0.9 over `RECENT` iterations (step None for a type that never did); None for a run
+    without per-type rates."""
+    at = run.get("types_at_0.9") or {}
+    if not at:
+        return None
+    never = [puzzle_type for puzzle_type, step in at.items() if step is None]
+    if never:
+        return never[0], None
+    return max(at.items(), key=lambda item: item[1])
 
 
 def late_sites(rows):

@@ -32,6 +32,7 @@ from keras_simplicial.agents.experiments.trainability_rl import (
     RECENT,
     campaign_finished,
     evaluation_pair,
+    last_type,
     length_2_lines,
     next_campaign,
     pilot_decision,
@@ -444,18 +445,6 @@ def rl_lines(runs, script="run-bridge-small.sh"):
             f"{spread}."
         )
     return lines
-
-
-def last_type(run):
-    """(puzzle type, step) of the run's puzzle type that was last to hold a training win rate of
-    0.9 over `RECENT` iterations (step None if one never did); None without per-type rates."""
-    at = run.get("types_at_0.9") or {}
-    if not at:
-        return None
-    never = [t for t, step in at.items() if step is None]
-    if never:
-        return never[0], None
-    return max(at.items(), key=lambda item: item[1])
 
 
 def last_type_cell(run):

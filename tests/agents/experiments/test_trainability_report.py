@@ -13,6 +13,7 @@ from pathlib import Path
 
 from keras_simplicial.agents.experiments.trainability_rl import (
     campaign_finished,
+    last_type,
     length_2_lines,
     next_campaign,
     pilot_decision,
@@ -83,8 +84,13 @@ def test_a_puzzle_type_holds_a_level_over_recent_iterations_not_on_one_lucky_one
     # Ten played iterations (even ones): 0.2 once and 1.0 nine times (iterations 8-26).
     assert at[(1, 0, 0)] == 100 * (26 + 1)
     assert types_at(rows[:100], 0.9, iterations=10) == {(1, 0, 0): 2700, (1, 1, 2): None}
+    # The type that held 0.9 last, or one that never did; nothing for a run without types.
+    assert last_type({"types_at_0.9": at}) == ((1, 1, 2), 12800)
+    assert last_type({"types_at_0.9": {(1, 0, 0): 2700, (1, 1, 2): None}}) == ((1, 1, 2), None)
+    assert last_type({"types_at_0.9": {}}) is None and last_type({}) is None
     # A committed run whose (1,1,2) type never held 0.9 over the page's 50 iterations.
-    assert types_at(RunDirectory(COMMITTED).read_metrics(), 0.9)[(1, 1, 2)] is None
+    rows = RunDirectory(COMMITTED).read_metrics()
+    assert last_type({"types_at_0.9": types_at(rows, 0.9)}) == ((1, 1, 2), None)
 
 
 def test_the_length_2_episodes_say_how_they_ended_and_what_their_loops_repeated(tmp_path):
