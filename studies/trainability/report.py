@@ -431,7 +431,7 @@ def rl_lines(runs, script="run-bridge-small.sh"):
             if reached
             else ""
         )
-        typed = [last_type(r) for r in done if last_type(r)]
+        typed = [found for found in map(last_type, done) if found]
         held = sorted(step for _, step in typed if step is not None)
         spread += (
             f"; steps until every puzzle type held 0.9 over {RECENT} iterations: median "
