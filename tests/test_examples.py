@@ -12,6 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
 def test_sequence_decoder_example_runs():
     env = dict(os.environ, KERAS_BACKEND="torch", CUDA_VISIBLE_DEVICES="")

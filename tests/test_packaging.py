@@ -70,6 +70,7 @@ def build_wheel(tmp_path):
     return wheel
 
 
+@pytest.mark.integration
 def test_the_wheel_holds_every_module_and_imports_on_its_own(tmp_path):
     wheel = build_wheel(tmp_path)
     assert wheel.name.startswith(f"keras_simplicial-{package_version()}-")
@@ -251,6 +252,7 @@ def installed_backends():
     ]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("backend", installed_backends())
 def test_the_layers_build_a_model_without_the_extras_on_every_installed_backend(backend):
     """The base install in this environment: what the extras bring is made unimportable (but the

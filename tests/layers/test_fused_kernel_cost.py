@@ -56,6 +56,7 @@ def dry_run(backend, tmp_path):
         assert case["fused_forward_backward_tflops"] > 0, case
 
 
+@pytest.mark.integration
 def test_a_dry_run_measures_the_triton_kernels_on_the_cpu(tmp_path):
     reason = interpreter_missing()
     if reason:

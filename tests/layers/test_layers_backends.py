@@ -10,6 +10,9 @@ import textwrap
 import keras
 import pytest
 
+# Fresh interpreters on other backends (JAX compiles op by op): `make test-integration`.
+pytestmark = pytest.mark.integration
+
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
 PRELUDE = textwrap.dedent(

@@ -52,6 +52,7 @@ def run_jax(script):
     run_on_backend("jax", PRELUDE + script, "PALLAS_OK", JAX_PLATFORMS="cpu")
 
 
+@pytest.mark.integration
 def test_pallas_kernels_match_the_keras_ops_path_on_a_tiny_case():
     run_jax(SMALL)
 

@@ -60,6 +60,7 @@ def run_torch(script):
     run_on_backend("torch", PRELUDE + script, "TRITON_OK", **environment)
 
 
+@pytest.mark.integration
 def test_triton_kernels_match_the_keras_ops_path_on_tiny_cases():
     run_torch(SMALL)
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from keras_simplicial.agents.provenance import provenance
 
@@ -36,6 +37,7 @@ def run(script, *args, check=True):
     return result
 
 
+@pytest.mark.integration
 def test_quick_run_writes_one_json_per_run_and_resumes(tmp_path):
     out = tmp_path / "runs"
     args = ["--quick", "--out", out, "--tasks", "two-key", "--models", "dot-product"]
@@ -77,6 +79,7 @@ def test_quick_run_writes_one_json_per_run_and_resumes(tmp_path):
     assert refused.returncode != 0 and "--out" in refused.stderr
 
 
+@pytest.mark.integration
 def test_dry_run_plans_every_pre_registered_run(tmp_path):
     result = run(TRAIN, "--dry-run", "--out", tmp_path)
     assert "136 runs planned, 0 done, 136 to do" in result.stdout
@@ -348,6 +351,7 @@ def test_report_stops_the_secondary_on_a_no_go(tmp_path):
     assert "**no-go, ceiling**" in text
 
 
+@pytest.mark.integration
 def test_the_secondary_runs_alone_into_its_own_folder_once_its_epochs_are_fixed(tmp_path):
     mixed = run(TRAIN, "--tasks", "match3", "match3-16", "--dry-run", check=False)
     assert mixed.returncode != 0 and "run it alone (--tasks match3-16)" in mixed.stderr
@@ -364,6 +368,7 @@ def test_the_secondary_runs_alone_into_its_own_folder_once_its_epochs_are_fixed(
     assert 0.45 < plan["positive_rates_uniform"]["match3-16"] < 0.55
 
 
+@pytest.mark.integration
 def test_the_length_16_checks_run_one_change_each_and_are_marked_exploratory(tmp_path):
     refused = run(TRAIN, "--length-16-checks", "--epochs", "3", "--out", tmp_path, check=False)
     assert refused.returncode != 0 and "give it neither --epochs" in refused.stderr

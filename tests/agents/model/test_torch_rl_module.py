@@ -113,6 +113,7 @@ def run_on_torch(tmp_path, cases):
         return pickle.load(stream)
 
 
+@pytest.mark.integration
 def test_the_module_is_the_keras_model_and_its_state_loads_on_tensorflow(tmp_path):
     saved = run_on_torch(tmp_path, MODEL_CONFIGS)
     import keras

@@ -17,6 +17,7 @@ faults end to end. `-m slow` (`make fault-injection`) runs every command on ever
 writes the counts that docs/benchmarks.md reports ("Reliability").
 """
 
+import fcntl
 import json
 import os
 import pickle
@@ -89,17 +90,15 @@ def fault_id(fault):
     return f"{where}:{name.replace('/', '.')}:{how}"
 
 
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory):
-    """A real run of two iterations, a checkpoint after each, trained by `train` (one iteration,
-    then a resume of one iteration, however fast the machine is)."""
+def train_pristine(out):
+    """A real run of two iterations into `out`, a checkpoint after each, trained by `train` (one
+    iteration, then a resume of one iteration, however fast the machine is); Ray shut down."""
     import ray
 
     from keras_simplicial.agents.training.run_arguments import RunArguments
     from keras_simplicial.agents.training.train import train
 
-    out = tmp_path_factory.mktemp("pristine") / "run"
-    run, steps = RunDirectory(out), 1
+    steps = 1
     try:
         for resume in (False, True):
             steps = (
@@ -122,10 +121,31 @@ def pristine(tmp_path_factory):
                     progress="none",
                 ).timesteps
             )
-        assert len(run.checkpoints()) >= 2 and len(run.read_metrics()) >= 2
-        yield run
     finally:
         ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def pristine(tmp_path_factory):
+    """The pristine run, trained once a session (every test copies it before damaging it). On
+    pytest-xdist's workers the first that needs it trains it into the directory the workers'
+    temporary directories share, under a lock, and the others read it: a module-scoped run was
+    trained again each time worksteal moved this module's tests to a worker (three times, 109 s)."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        shared = tmp_path_factory.getbasetemp().parent
+        out = shared / "fault-injection-pristine" / "run"
+        with open(shared / "fault-injection-pristine.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (out.parent / "trained").exists():
+                shutil.rmtree(out, ignore_errors=True)  # a failed attempt's
+                train_pristine(out)
+                (out.parent / "trained").touch()
+    else:
+        out = tmp_path_factory.mktemp("pristine") / "run"
+        train_pristine(out)
+    run = RunDirectory(out)
+    assert len(run.checkpoints()) >= 2 and len(run.read_metrics()) >= 2
+    return run
 
 
 def damaged_copy(pristine, tmp_path, fault):
@@ -220,7 +240,7 @@ def test_a_restored_algorithm_has_its_checkpoints_counters_and_weights(pristine)
     iteration = int(checkpoint.name.split("_")[1])
     row = {int(r["training_iteration"]): r for r in pristine.read_metrics()}[iteration]
     saved_weights = load_policy(checkpoint).get_weights()  # (re-registers the agent models)
-    start_ray(num_env_runners=1)  # the run's Ray, still up
+    start_ray(num_env_runners=1)
     algorithm = build_algorithm(RunArguments.read(pristine.run_file), checkpoint)
     try:
         assert algorithm.iteration == iteration

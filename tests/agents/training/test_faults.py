@@ -63,6 +63,7 @@ def wait_for(predicate, timeout_s, process=None):
     return False
 
 
+@pytest.mark.integration
 def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     out = tmp_path / "run"
     run = RunDirectory(out)

@@ -316,6 +316,7 @@ def test_the_worked_example_of_a_new_run_argument_covers_every_engine():
         assert f"`{engine.name}`, `{builder}`" in example, engine.name
 
 
+@pytest.mark.integration
 def test_a_run_trained_on_tensorflow_resumes_on_jax_without_tensorflow_or_ray(tmp_path):
     import keras
 
@@ -350,6 +351,7 @@ def test_a_run_trained_on_tensorflow_resumes_on_jax_without_tensorflow_or_ray(tm
     assert not run.packed_metrics_file.exists()
 
 
+@pytest.mark.integration
 def test_a_run_trained_on_torch_without_tensorflow_or_ray_resumes_on_tensorflow(tmp_path):
     from keras_simplicial.agents.training.keras_engine.checkpoint import read_engine_state
     from keras_simplicial.agents.training.train import train
@@ -396,6 +398,7 @@ np.savez(folder / "updated.npz", *engine.model.get_weights())
 """
 
 
+@pytest.mark.integration
 def test_the_torch_learner_step_is_the_tensorflow_one_on_the_same_weights_and_batch(tmp_path):
     from keras_simplicial.agents.training.keras_engine.impala import KerasIMPALA
     from keras_simplicial.agents.training.presets import CLIP_EACH_VARIABLE
@@ -461,6 +464,7 @@ assert max(float(np.abs(a - b).max()) for a, b in zip(start, learnt)) > 1e-4
 """
 
 
+@pytest.mark.integration
 def test_the_greedy_check_and_the_diagnostics_on_jax_follow_the_weights():
     # Each checkpoint's greedy check sets its weights into one model: a compiled forward pass
     # that took the first weights as constants would score every checkpoint alike. And JAX's

@@ -64,6 +64,7 @@ def ray_session():
     ray.shutdown()
 
 
+@pytest.mark.integration
 def test_joining_ray_again_registers_models_and_envs_under_the_new_job():
     """Ray's registry remembers the first job's id; a driver that joins a cluster again is a new
     job whose env runners look models up under its own id (a stale prefix stands in for that)."""
@@ -187,17 +188,17 @@ def test_lr_schedule_counts_environment_steps(num_epochs):
 
 
 # RLlib's loop is the same for both agents (each agent's model: tests/agents/model); the
-# simplicial agent has every part the relational one has and more, so the default suite trains it
-# and `-m slow` trains the relational one too. The default suite's run leaves out XLA: compiling
-# the simplicial model took 55 of the test's 94 s on a slow machine of ours (2026-11-30), and
-# the compiled forward pass and its gradient are checked for both agents in test_models.py;
-# `-m slow` trains both agents with it, as runs do by default.
+# simplicial agent has every part the relational one has and more, so the integration tier
+# (`make test-integration`, which CI runs) trains it and `-m slow` trains the relational one too.
+# That run leaves out XLA: compiling the simplicial model took 55 of the test's 94 s on a slow
+# machine of ours (2026-11-30), and the compiled forward pass and its gradient are checked for
+# both agents in test_models.py; `-m slow` trains both agents with it, as runs do by default.
 @pytest.mark.parametrize(
     "agent, jit_compile",
     [
         pytest.param("relational", True, marks=pytest.mark.slow),
         pytest.param("simplicial", True, marks=pytest.mark.slow),
-        ("simplicial", False),
+        pytest.param("simplicial", False, marks=pytest.mark.integration),
     ],
 )
 def test_a_few_iterations_train_with_finite_losses_and_sync_weights(
