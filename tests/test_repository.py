@@ -24,7 +24,7 @@ RESULTS_BUDGET = 56_000_000
 # later session resumes them; removed from here, and their checkpoints from the tree, when they end.
 # front-end-rl-plan.md, step 3: bridge-small with the front end, relational seed 5 (stopped at
 # 2,730,880 of its 3,000,000 steps when a session ended on 2026-11-30; its newest and best
-# checkpoints, about 2 MB with its unpacked metrics).
+# checkpoints with its unpacked metrics, 2.4 MB).
 UNDER_WAY = ("studies/trainability/results/bridge-small-front-end/relational-seed5/",)
 
 
