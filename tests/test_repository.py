@@ -22,10 +22,9 @@ RESULTS = ("benchmarks/results/", "studies/")
 RESULTS_BUDGET = 56_000_000
 # Campaigns under way whose resumable state (checkpoints, ignored by git) is committed so that a
 # later session resumes them; removed from here, and their checkpoints from the tree, when they end.
-# front-end-rl-plan.md, step 3: bridge-small with the front end, relational seed 5 (stopped at
-# 2,730,880 of its 3,000,000 steps when a session ended on 2026-11-30; its newest and best
-# checkpoints with its unpacked metrics, 2.4 MB).
-UNDER_WAY = ("studies/trainability/results/bridge-small-front-end/relational-seed5/",)
+# None now: bridge-small with the front end's relational seed 5, resumed from its committed
+# checkpoints, finished on 2026-11-30.
+UNDER_WAY = ()
 
 
 def _under_way(path):
