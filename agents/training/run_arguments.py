@@ -175,8 +175,9 @@ class RunArguments:
         flags=("--model-config",),
         rule=JsonObject(),
         help="JSON object of architecture overrides, e.g. '{\"entity_norm\": true}' (ranges "
-        "checked: architecture.MODEL_RANGES), or the name of a model config ('paper': the "
-        "paper's model exactly, model_config.MODEL_CONFIGS); and jit_compile (default "
+        "checked: architecture.MODEL_RANGES), or the name of a model config "
+        "(model_config.MODEL_CONFIGS: 'paper', the paper's model exactly; 'front-end', the "
+        "trainability study's front end); and jit_compile (default "
         "true: the model runs as one XLA computation, jax.jit on JAX; false for TensorFlow's "
         "graph executor, no jit on JAX; on PyTorch, the keras engine and rllib-new run eager "
         "whatever it says)",

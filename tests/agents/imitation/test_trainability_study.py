@@ -1,6 +1,9 @@
 """The trainability study's rules on made-up records: which candidates qualify, their scores,
 which go to the confirmation (plan.md, section 3), the front end's decision (front-end-plan.md,
-section 4), and the runs it plans."""
+section 4), and the runs it plans; and the front end's answer in the committed results, which
+`--model-config front-end` names."""
+
+from pathlib import Path
 
 from keras_simplicial.agents.imitation.trainability_study import (
     CANDIDATES,
@@ -9,13 +12,16 @@ from keras_simplicial.agents.imitation.trainability_study import (
     FRONT_END_SEEDS,
     GOAL_UPDATES,
     MODELS,
+    candidate_config,
     candidate_scores,
     chosen_for_confirmation,
     front_end_decision,
     front_end_runs,
+    load_records,
     planned,
     screen_runs,
 )
+from keras_simplicial.agents.model.model_config import MODEL_CONFIGS
 
 
 def record(updates):
@@ -141,3 +147,10 @@ def test_the_front_end_decides_nothing_until_every_run_has_finished_and_may_find
     }
     del records[front_end_runs()[-1][1].name]
     assert front_end_decision(records) is None
+
+
+def test_the_front_end_model_config_is_the_answer_of_the_committed_front_end_runs():
+    results = Path(__file__).resolve().parents[3] / "studies" / "trainability" / "results"
+    decision = front_end_decision(load_records(results))
+    assert decision is not None and decision["answer"] == "remedy+centre_pixels+conv_128"
+    assert MODEL_CONFIGS["front-end"] == candidate_config(decision["answer"])

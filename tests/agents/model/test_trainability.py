@@ -16,7 +16,11 @@ from keras_simplicial.agents.model.architecture import (  # noqa: E402
     agent_hyperparameters,
     build_agent_model,
 )
-from keras_simplicial.agents.model.model_config import MODEL_CONFIGS, PAPER_MODEL  # noqa: E402
+from keras_simplicial.agents.model.model_config import (  # noqa: E402
+    FRONT_END_MODEL,
+    MODEL_CONFIGS,
+    PAPER_MODEL,
+)
 from keras_simplicial.agents.model.trainability import (  # noqa: E402
     FeatureHealth,
     first_flat_site,
@@ -170,6 +174,18 @@ def test_model_config_on_the_command_line_takes_a_name_or_json():
 
     parse = json_object("--model-config")
     assert parse("paper") == PAPER_MODEL and parse("paper") is not PAPER_MODEL
+    front_end = parse("front-end")
+    assert front_end == FRONT_END_MODEL
+    front_end["conv_filters"].append(256)  # a copy down to its lists: the named config stays
+    assert FRONT_END_MODEL["conv_filters"] == [128, 128]
     assert parse('{"entity_norm": true}') == {"entity_norm": True}
-    with pytest.raises(argparse.ArgumentTypeError, match=r"one of \['paper'\]"):
+    with pytest.raises(argparse.ArgumentTypeError, match=r"one of \['front-end', 'paper'\]"):
         parse("papers")
+
+
+def test_the_front_end_model_config_builds_the_study_s_front_end_for_both_agents():
+    for agent in ("relational", "simplicial"):
+        params = agent_hyperparameters(agent, **FRONT_END_MODEL)
+        assert params["entity_norm"] is True and params["centre_pixels"] is True
+        assert list(params["mlp_units"]) == [256]
+        assert list(params["conv_filters"]) == [128, 128]
