@@ -1,7 +1,8 @@
 """The trainability study's RL campaigns, read from their run directories (studies/trainability/):
 bridge-small (rl-plan.md), the bridge-medium pilot (pilot-plan.md), the front end's two campaigns
-(front-end-rl-plan.md) and what the pilots' decisions lead to (comparison-plan.md, ladder-plan.md,
-as front-end-rl-plan.md amends them). The study's report.py writes its page from these; its scripts
+(front-end-rl-plan.md), what the pilots' decisions lead to (comparison-plan.md, ladder-plan.md,
+as front-end-rl-plan.md amends them), and the check before the front end becomes every preset's
+default (defaults-plan.md). The study's report.py writes its page from these; its scripts
 ask `pilot_decision` and `next_campaign` (through `report.py --pilot-decision` and `--campaign`)
 before they run.
 
@@ -9,6 +10,8 @@ before they run.
     pilot_decision(runs)            # "go", "no-go" or None (open)
     next_campaign("no-go", "go", campaign_finished(rl_runs(bridge_small_front_end)))
                                     # ("comparison", "front end")
+    campaign_holds(rl_runs(bridge_small_front_end))   # "holds", "does-not-hold" or None
+    easy_check_decision(rl_runs(easy_front_end))     # defaults-plan.md's check, the same
 """
 
 import json
@@ -52,7 +55,8 @@ def rl_runs(folder):
     """One dict per run directory of the RL campaign (rl-plan.md): agent, seed, steps, the
     training win rate of the last iteration, the first step at a training win rate of 0.9, the
     first step at which each puzzle type held 0.9 (`types_at`), the four evaluations' win rates
-    (None until the run has finished), the length-2 one where made (`length_2`: its whole
+    (None until the run has finished) and any other it has (`evaluation_NAME.json`: a sweep's
+    budgets' `within_STEPS_greedy`, ...), the length-2 one where made (`length_2`: its whole
     report, per puzzle type and how episodes ended), the
     recent training win rate of each puzzle type (`recent_win_rates`) and the trainability sites
     over the run's second half (`late_sites`)."""
@@ -64,12 +68,11 @@ def rl_runs(folder):
         rows = RunDirectory(run_dir).read_metrics()
         win = [(int(r["timesteps"]), float(r["win_rate"])) for r in rows if r.get("win_rate")]
         evaluations, length_2 = {}, None
-        for name in EVALUATIONS + (LENGTH_2,):
-            path = run_dir / f"evaluation_{name}.json"
-            if path.exists():
-                report = json.loads(path.read_text(encoding="utf-8"))
-                evaluations[name] = report["overall"]
-                length_2 = report if name == LENGTH_2 else length_2
+        for path in sorted(run_dir.glob("evaluation_*.json")):
+            name = path.stem[len("evaluation_") :]
+            report = json.loads(path.read_text(encoding="utf-8"))
+            evaluations[name] = report["overall"]
+            length_2 = report if name == LENGTH_2 else length_2
         runs.append(
             {
                 "agent": arguments["agent"],
@@ -181,7 +184,8 @@ def site_lines(runs):
 
 
 def evaluation_pair(evaluations, kind):
-    """ "greedy, sampled" win rates of the `kind` ("best" or "final") checkpoint, or "-"."""
+    """ "greedy, sampled" win rates of the `kind` checkpoint ("best", "final", a sweep budget's
+    "within_STEPS"), or "-"."""
     if f"{kind}_greedy" not in evaluations:
         return "-"
     sampled = evaluations.get(f"{kind}_sampled", float("nan"))
@@ -211,6 +215,41 @@ def campaign_finished(runs, seeds=BRIDGE_SMALL_SEEDS):
     """Whether every run of a bridge-small campaign (both agents, `seeds`) has its evaluations."""
     done = {(r["agent"], r["seed"]) for r in runs if "best_greedy" in r["evaluations"]}
     return done >= {(agent, seed) for agent in AGENTS for seed in seeds}
+
+
+def campaign_holds(runs, seeds=BRIDGE_SMALL_SEEDS):
+    """rl-plan.md, section 3, on a bridge-small campaign: "holds" when every run of both agents
+    (`seeds`) learns (its best checkpoint wins at least `LEARNS` greedily), "does-not-hold" when
+    one does not; None until every run has its evaluations."""
+    if not campaign_finished(runs, seeds):
+        return None
+    wanted = {(agent, seed) for agent in AGENTS for seed in seeds}
+    best = {(r["agent"], r["seed"]): r["evaluations"].get("best_greedy") for r in runs}
+    return "holds" if all(best[run] >= LEARNS for run in wanted) else "does-not-hold"
+
+
+EASY_SEEDS = range(1, 6)  # defaults-plan.md, section 3: seeds 1-5 per agent
+# defaults-plan.md, section 4: the easy preset's acceptance targets (docs/benchmarks.md).
+EASY_TARGETS = {"within_500000_greedy": 0.99, "final_greedy": 0.95}
+
+
+def meets_easy_targets(run):
+    """Whether an `rl_runs` run meets both of `EASY_TARGETS` (None while it lacks one)."""
+    rates = run["evaluations"]
+    if not set(EASY_TARGETS) <= set(rates):
+        return None
+    return all(rates[name] >= target for name, target in EASY_TARGETS.items())
+
+
+def easy_check_decision(runs, seeds=EASY_SEEDS):
+    """defaults-plan.md, section 4: "holds" when every run of both agents (`seeds`) meets both
+    of `EASY_TARGETS`, "does-not-hold" when one does not; None until each has both
+    evaluations."""
+    meets = {(r["agent"], r["seed"]): meets_easy_targets(r) for r in runs}
+    wanted = [(agent, seed) for agent in AGENTS for seed in seeds]
+    if any(meets.get(run) is None for run in wanted):
+        return None
+    return "holds" if all(meets[run] for run in wanted) else "does-not-hold"
 
 
 def next_campaign(first_pilot, front_end_pilot, bridge_small_front_end_finished):

@@ -9,6 +9,8 @@ ladder (ladder-plan.md).
     .venv/bin/python studies/trainability/report.py --front-end-pilot-decision
     .venv/bin/python studies/trainability/report.py --campaign  # {"campaign": ..., ...}
     .venv/bin/python studies/trainability/report.py --front-end-config  # the front end's answer
+    .venv/bin/python studies/trainability/report.py --bridge-small-front-end-decision
+    .venv/bin/python studies/trainability/report.py --easy-front-end-decision  # defaults-plan.md
 """
 
 import json
@@ -26,14 +28,18 @@ from keras_simplicial.agents.experiments.trainability_ladder import (
 )
 from keras_simplicial.agents.experiments.trainability_ladder import PASSES as LADDER_PASSES
 from keras_simplicial.agents.experiments.trainability_rl import (
+    EASY_TARGETS,
     GO,
     LEARNS,
     PILOT_STEPS,
     RECENT,
     campaign_finished,
+    campaign_holds,
+    easy_check_decision,
     evaluation_pair,
     last_type,
     length_2_lines,
+    meets_easy_targets,
     next_campaign,
     pilot_decision,
     pilot_lines,
@@ -334,6 +340,7 @@ FRONT_END_PILOT = RESULTS / "bridge-medium-front-end-pilot"
 FRONT_END_PILOT_CURVES = STUDY / "figures" / "bridge-medium-front-end-pilot-curves.png"
 BRIDGE_SMALL_FRONT_END = RESULTS / "bridge-small-front-end"
 BRIDGE_SMALL_FRONT_END_CURVES = STUDY / "figures" / "bridge-small-front-end-curves.png"
+EASY_FRONT_END = RESULTS / "easy-front-end"  # defaults-plan.md
 LADDER_DAGGER = RESULTS / "bridge-medium-dagger"
 LADDER_RL = RESULTS / "bridge-medium-from-dagger"
 LADDER_CURVES = STUDY / "figures" / "bridge-medium-from-dagger-curves.png"
@@ -444,6 +451,51 @@ def rl_lines(runs, script="run-bridge-small.sh"):
             f"- {agent}: {learned} of {len(done)} finished runs learn (the plan asks 8 of 8)"
             f"{spread}."
         )
+    return lines
+
+
+def easy_check_lines(runs, bridge_small):
+    """defaults-plan.md's check of the easy preset with the front end: a row per run, then the
+    decision; while bridge-small with the front end has not held, why nothing runs."""
+    holds = campaign_holds(bridge_small)
+    if not runs:
+        waiting = {
+            None: "It runs once bridge-small with the front end has finished and held.",
+            "holds": "Bridge-small with the front end held: it runs next "
+            "(`run-easy-front-end.sh`); no run has started yet.",
+            "does-not-hold": "Bridge-small with the front end did not hold: it does not run, "
+            "and the front end stays a named model config (`--model-config front-end`).",
+        }
+        return [waiting[holds]]
+    targets = " and ".join(
+        f"{name.replace('_', ' ')} >= {target}" for name, target in EASY_TARGETS.items()
+    )
+    lines = [
+        "| agent | seed | steps | first at 0.9 (steps) | best within 300,000: greedy, sampled | "
+        "best within 500,000: greedy, sampled | best: greedy, sampled | final: greedy, sampled "
+        f"| meets both targets ({targets}) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for run in sorted(runs, key=lambda r: (r["agent"], r["seed"])):
+        e, first, meets = run["evaluations"], run["first_at_0.9"], meets_easy_targets(run)
+        lines.append(
+            f"| {run['agent']} | {run['seed']} | {run['steps']:,} | "
+            f"{'never' if first is None else f'{first:,}'} | "
+            f"{evaluation_pair(e, 'within_300000')} | {evaluation_pair(e, 'within_500000')} | "
+            f"{evaluation_pair(e, 'best')} | {evaluation_pair(e, 'final')} | "
+            f"{'running' if meets is None else 'yes' if meets else 'no'} |"
+        )
+    decision = easy_check_decision(runs)
+    lines += [
+        "",
+        "**Decision** (defaults-plan.md, section 4): "
+        + {
+            None: "open: a run has not finished.",
+            "holds": "holds on easy: the front end becomes every preset's model.",
+            "does-not-hold": "does not hold on easy: the front end becomes the model of the "
+            "other presets, and `easy` keeps its model.",
+        }[decision],
+    ]
     return lines
 
 
@@ -639,6 +691,15 @@ def page(records):
         "",
         *site_lines(bridge_small_front_end),
         *figure_lines(BRIDGE_SMALL_FRONT_END_CURVES, "Training win rate against steps, every run"),
+        "**Before the front end becomes every preset's default: the easy preset** "
+        "([its plan](defaults-plan.md), written before its runs): `make train`'s preset with "
+        "the front end, the acceptance runs of docs/benchmarks.md (both agents, seeds 1-5, "
+        "600,000 steps, RLlib's old stack); it holds when every run's best checkpoint within "
+        "500,000 steps wins at least 0.99 of 1,000 greedy episodes and its final checkpoint at "
+        "least 0.95.",
+        "",
+        *easy_check_lines(rl_runs(EASY_FRONT_END), bridge_small_front_end),
+        "",
         f"**What the committed results call for next** (`report.py --campaign`): "
         f"{campaign(records)['campaign']}.",
         "",
@@ -704,6 +765,17 @@ def main(argv=None):
         help="print the front end's bridge-medium pilot's decision (go, no-go or open)",
     )
     parser.add_argument(
+        "--bridge-small-front-end-decision",
+        action="store_true",
+        help="print whether bridge-small with the front end holds (holds, does-not-hold or open)",
+    )
+    parser.add_argument(
+        "--easy-front-end-decision",
+        action="store_true",
+        help="print the decision of defaults-plan.md's check of the easy preset with the front "
+        "end (holds, does-not-hold or open)",
+    )
+    parser.add_argument(
         "--campaign",
         action="store_true",
         help="print, as JSON, the campaign the pilots' decisions call for (front-end-rl-plan.md, "
@@ -725,6 +797,12 @@ def main(argv=None):
     if args.pilot_decision or args.front_end_pilot_decision:
         folder = PILOT if args.pilot_decision else FRONT_END_PILOT
         print(pilot_decision(rl_runs(folder)) or "open")
+        return 0
+    if args.bridge_small_front_end_decision:
+        print(campaign_holds(rl_runs(BRIDGE_SMALL_FRONT_END)) or "open")
+        return 0
+    if args.easy_front_end_decision:
+        print(easy_check_decision(rl_runs(EASY_FRONT_END)) or "open")
         return 0
     if args.campaign:
         print(json.dumps(campaign(load_records(RESULTS))))

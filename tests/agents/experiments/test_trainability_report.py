@@ -13,8 +13,11 @@ from pathlib import Path
 
 from keras_simplicial.agents.experiments.trainability_rl import (
     campaign_finished,
+    campaign_holds,
+    easy_check_decision,
     last_type,
     length_2_lines,
+    meets_easy_targets,
     next_campaign,
     pilot_decision,
     pilot_lines,
@@ -171,6 +174,44 @@ def test_a_bridge_small_campaign_finishes_with_every_seed_of_both_agents_evaluat
     assert not campaign_finished(runs[:8])
 
 
+def test_a_bridge_small_campaign_holds_when_every_run_of_both_agents_learns():
+    runs = [
+        {"agent": agent, "seed": seed, "evaluations": {"best_greedy": 0.95}}
+        for agent in ("relational", "simplicial")
+        for seed in range(1, 9)
+    ]
+    assert campaign_holds(runs) == "holds"
+    runs[3]["evaluations"] = {"best_greedy": 0.899}
+    assert campaign_holds(runs) == "does-not-hold"
+    runs[-1]["evaluations"] = {}  # a run still training: nothing is decided
+    assert campaign_holds(runs) is None
+
+
+def test_the_easy_check_holds_when_every_run_meets_both_acceptance_targets():
+    def easy(agent, seed, within=1.0, final=1.0):
+        evaluations = {"within_500000_greedy": within, "final_greedy": final}
+        return {"agent": agent, "seed": seed, "evaluations": evaluations}
+
+    runs = [easy(agent, seed) for agent in ("relational", "simplicial") for seed in range(1, 6)]
+    assert easy_check_decision(runs) == "holds"
+    assert meets_easy_targets(easy("relational", 1, within=0.99, final=0.95))
+    assert not meets_easy_targets(easy("relational", 1, within=0.989))
+    runs[2] = easy("relational", 3, final=0.949)
+    assert easy_check_decision(runs) == "does-not-hold"
+    del runs[-1]["evaluations"]["final_greedy"]  # simplicial seed 5 still training
+    assert meets_easy_targets(runs[-1]) is None and easy_check_decision(runs) is None
+    assert easy_check_decision(runs[:5]) is None
+
+
+def test_a_runs_budget_evaluations_are_read_with_its_others(tmp_path):
+    source = ROOT / "benchmarks" / "results" / "stack-parity-rerun" / "new" / "relational-seed1"
+    shutil.copytree(source, tmp_path / "relational-seed1", ignore=shutil.ignore_patterns("checkp*"))
+    (found,) = rl_runs(tmp_path)
+    within = json.loads((source / "evaluation_within_500000_greedy.json").read_text())
+    assert found["evaluations"]["within_500000_greedy"] == within["overall"]["win_rate"]
+    assert {"best_greedy", "final_sampled", "within_100000_sampled"} <= set(found["evaluations"])
+
+
 def report(*flags):
     result = subprocess.run(
         [sys.executable, str(STUDY / "report.py"), *flags],
@@ -216,6 +257,7 @@ STEPS = (
     "run-bridge-medium-pilot.sh",
     "run-bridge-medium-front-end-pilot.sh",
     "run-bridge-small-front-end.sh",
+    "run-easy-front-end.sh",
 )
 
 
@@ -243,6 +285,41 @@ def test_the_campaigns_run_in_the_plans_order_and_stop_at_a_step_that_refuses(tm
     assert chain(tmp_path / "b", "ladder") == (0, [*STEPS, "run-ladder.sh"])
     assert chain(tmp_path / "c", "wait") == (1, list(STEPS))
     assert chain(tmp_path / "d", "ladder", refusing=STEPS[1]) == (1, list(STEPS[:2]))
+    assert chain(tmp_path / "e", "ladder", refusing=STEPS[3]) == (1, list(STEPS))
+
+
+def easy_check(root, decision):
+    """run-easy-front-end.sh in a copy of the study at `root` whose report.py answers
+    `decision` for bridge-small with the front end and whose keras-simplicial logs its calls;
+    returns (exit status, the calls)."""
+    study = root / "studies" / "trainability"
+    study.mkdir(parents=True)
+    shutil.copy(STUDY / "run-easy-front-end.sh", study)
+    (study / "report.py").write_text(
+        "import sys\nassert sys.argv[1:] == ['--bridge-small-front-end-decision']\n"
+        f"print({decision!r})\n"
+    )
+    venv = root / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").symlink_to(sys.executable)
+    log = root / "log"
+    (venv / "keras-simplicial").write_text(f'#!/bin/sh\necho "$@" >> "{log}"\n')
+    (venv / "keras-simplicial").chmod(0o755)
+    done = subprocess.run(["bash", str(study / "run-easy-front-end.sh")], capture_output=True)
+    return done.returncode, log.read_text().splitlines() if log.exists() else []
+
+
+def test_the_easy_check_runs_only_once_bridge_small_with_the_front_end_has_held(tmp_path):
+    assert easy_check(tmp_path / "open", "open") == (1, [])
+    assert easy_check(tmp_path / "not", "does-not-hold") == (0, [])  # the chain goes on
+    status, (call,) = easy_check(tmp_path / "holds", "holds")
+    assert status == 0 and call.startswith("sweep --preset easy --engine rllib-old ")
+    for words in (
+        "--agents relational simplicial --seeds 1 2 3 4 5",
+        "--stop-timesteps 600000 --budget 300000 500000 --model-config front-end",
+        "--eval-episodes 1000 --out studies/trainability/results/easy-front-end",
+    ):
+        assert words in call
 
 
 # A stand-in for the keras-simplicial command: it logs each call and writes what the real one
