@@ -58,8 +58,10 @@ def rl_runs(folder):
     (None until the run has finished) and any other it has (`evaluation_NAME.json`: a sweep's
     budgets' `within_STEPS_greedy`, ...), the length-2 one where made (`length_2`: its whole
     report, per puzzle type and how episodes ended), the
-    recent training win rate of each puzzle type (`recent_win_rates`) and the trainability sites
-    over the run's second half (`late_sites`)."""
+    recent training win rate of each puzzle type (`recent_win_rates`), the trainability sites
+    over the run's second half (`late_sites`) and whether it logged a gradient outside the named
+    parts (`gradient_apart`: `entity_norm`'s, before `model_parts` counted it in the front
+    end)."""
     runs = []
     for run_dir in sorted(Path(folder).glob("*-seed*")):
         if not (run_dir / "run.json").exists():  # a run that failed to open: not a run yet
@@ -85,6 +87,7 @@ def rl_runs(folder):
                 "recent_by_type": recent_win_rates(rows),
                 "types_at_0.9": types_at(rows, LEARNS),
                 "late_sites": late_sites(rows),
+                "gradient_apart": any(r.get(PART_GRADIENT_NORM + "other") for r in rows),
             }
         )
     return runs
@@ -164,7 +167,8 @@ def site_lines(runs):
         "rows): how much the block's and the pooled features depend on the state (`state_sd`), "
         "the last MLP layer's dead share (runs started before these columns existed have none), "
         "and the norm of each part's gradient as the optimizer applies it, after the clipping of "
-        "the whole gradient's norm (the 2-simplicial parts the simplicial agent's alone).",
+        "the whole gradient's norm (the 2-simplicial parts the simplicial agent's alone)."
+        + entity_norm_apart(carried),
         "",
         "| agent | seed | " + " | ".join(columns) + " | best: greedy |",
         "|---|---|" + "---|" * len(columns) + "---|",
@@ -181,6 +185,24 @@ def site_lines(runs):
             + f" | {'running' if best is None else f'{best:.3f}'} |"
         )
     return lines + [""]
+
+
+def entity_norm_apart(runs):
+    """The sentence on the runs (of `rl_runs`) whose front-end gradient leaves out `entity_norm`:
+    made before `model_parts` counted that LayerNorm in the front end, they logged its gradient
+    apart, as `grad_norm/other`; "" when none did."""
+    apart = [r for r in runs if r["gradient_apart"]]
+    if not apart:
+        return ""
+    which = (
+        "every run here"
+        if len(apart) == len(runs)
+        else "these runs: " + ", ".join(f"{r['agent']} seed {r['seed']}" for r in apart)
+    )
+    return (
+        f" The front end's column leaves out `entity_norm`'s LayerNorm in {which}: they logged "
+        "its gradient apart (`grad_norm/other`), before it was counted in the front end."
+    )
 
 
 def evaluation_pair(evaluations, kind):

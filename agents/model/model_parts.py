@@ -19,7 +19,7 @@ MODEL_PARTS = (
     ("one_simplicial", r"_block/attention/"),
     ("block_feedforward_norms", r"_block/"),
     ("mlp_heads", r"(^|/)(mlp_\d+|logits|value)/"),
-    ("front_end", r"(^|/)(conv_\d+|entity_projection|virtual_entities)/"),
+    ("front_end", r"(^|/)(conv_\d+|entity_norm|entity_projection|virtual_entities)/"),
 )
 
 

@@ -141,6 +141,12 @@ def test_the_trainability_sites_are_read_over_the_second_half_of_a_run(tmp_path)
     assert set(found["late_sites"]) == {"block_1", "block_2", "pooled", "MLP dead"} | parts
     front_end = [float(row[header.index("grad_norm/front_end")]) for row in rows]
     assert found["late_sites"]["grad front end"] == statistics.median(front_end[half:])
+    # A run with the remedy's entity norm, made before its gradient counted in the front end.
+    assert found["gradient_apart"] is True
+    counted = {**found, "seed": 4, "gradient_apart": False}
+    assert "in every run here: they logged its gradient apart" in site_lines([found])[0]
+    assert "in these runs: relational seed 3: they" in site_lines([found, counted])[0]
+    assert "entity_norm" not in site_lines([counted])[0]
     table = site_lines([found, {**found, "seed": 9, "late_sites": {}}])  # seed 9: no columns
     assert table[2] == (
         "| agent | seed | block_1 | block_2 | pooled | MLP dead | grad front end | grad 1-simp "

@@ -9,6 +9,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from keras_simplicial.agents.model.architecture import build_agent_model  # noqa: E402
+from keras_simplicial.agents.model.model_config import FRONT_END_MODEL  # noqa: E402
 from keras_simplicial.agents.model.model_parts import model_part  # noqa: E402
 from keras_simplicial.agents.training.attention_health import (  # noqa: E402
     AttentionHealth,
@@ -43,15 +44,17 @@ def test_score_statistics_of_uniform_and_one_hot_distributions():
         ("default_policy/value/kernel:0", "mlp_heads"),
         ("conv_2/kernel:0", "front_end"),
         ("virtual_entities/embeddings:0", "front_end"),
+        ("entity_norm/gamma:0", "front_end"),
     ],
 )
 def test_every_agent_variable_has_a_part(name, part):
     assert model_part(name) == part
 
 
-def test_every_variable_of_both_agents_is_in_a_named_part():
+@pytest.mark.parametrize("model_config", [{}, FRONT_END_MODEL])
+def test_every_variable_of_both_agents_is_in_a_named_part(model_config):
     for kind in ("relational", "simplicial"):
-        model = build_agent_model(kind, (3, 7, 3), 4)
+        model = build_agent_model(kind, (3, 7, 3), 4, **model_config)
         parts = {model_part(v.value.name) for v in model.trainable_weights}
         assert "other" not in parts, kind
         # The new stack names them by their Keras paths (`KerasAgentIMPALALearner`).
