@@ -15,6 +15,11 @@ case "$decision" in
     echo "Bridge-small with the front end did not hold: defaults-plan.md's check does not run."
     exit 0
     ;;
+  holds) ;;
+  *)
+    echo "report.py --bridge-small-front-end-decision answered '$decision'." >&2
+    exit 1
+    ;;
 esac
 nice -n 19 .venv/bin/keras-simplicial sweep --preset easy --engine rllib-old \
   --agents relational simplicial --seeds 1 2 3 4 5 --stop-timesteps 600000 --budget 300000 500000 --model-config front-end \

@@ -318,6 +318,7 @@ def easy_check(root, decision):
 def test_the_easy_check_runs_only_once_bridge_small_with_the_front_end_has_held(tmp_path):
     assert easy_check(tmp_path / "open", "open") == (1, [])
     assert easy_check(tmp_path / "not", "does-not-hold") == (0, [])  # the chain goes on
+    assert easy_check(tmp_path / "odd", "maybe") == (1, [])
     status, (call,) = easy_check(tmp_path / "holds", "holds")
     assert status == 0 and call.startswith("sweep --preset easy --engine rllib-old ")
     for words in (
