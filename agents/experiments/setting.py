@@ -161,8 +161,13 @@ def architecture_deviations(model_config):
     return rows + [
         (f"`{key}`", number(ours[key]), number(paper[key]))
         for key in PAPER_DEFAULTS
-        if key not in PAPER_SIMPLICIAL_BLOCK and ours[key] != paper[key]
+        if key not in PAPER_SIMPLICIAL_BLOCK and as_json(ours[key]) != as_json(paper[key])
     ]
+
+
+def as_json(value):
+    """`value` as run.json holds it: a tuple of the defaults (`(12, 24)`) is a list there."""
+    return list(value) if isinstance(value, tuple) else value
 
 
 def impala_setting(overrides, keys):

@@ -226,6 +226,15 @@ def test_set_up_declares_every_deviation_from_the_paper():
     ]
 
 
+def test_an_option_given_its_papers_value_is_no_deviation_whatever_its_form():
+    """run.json holds the paper's filters as a list, the defaults as a tuple: the same value."""
+    spelt_out = {"conv_filters": [12, 24], "mlp_units": [256, 256, 256, 256]}
+    rows = setting.architecture_deviations({**spelt_out, "simplicial_logit_scale": None})
+    assert [what for what, *_ in rows] == ["gain on the 2-simplicial branch"]
+    wider = setting.architecture_deviations({"conv_filters": [12, 48]})
+    assert ("`conv_filters`", "`[12, 48]`", "`[12, 24]`") in wider
+
+
 def test_the_recipe_rows_describe_what_the_runs_trained_with():
     """Read from each run's run.json: runs that clipped each variable's gradient declare it,
     whatever a new run would do; runs that differ are named with each value."""
