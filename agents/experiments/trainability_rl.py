@@ -24,7 +24,6 @@ from keras_simplicial.agents.training.rllib.results import PART_GRADIENT_NORM
 from keras_simplicial.agents.training.run_arguments import AGENTS
 from keras_simplicial.agents.training.run_directory import RunDirectory
 
-EVALUATIONS = ("best_greedy", "best_sampled", "final_greedy", "final_sampled")
 LEARNS = 0.9  # rl-plan.md: the best checkpoint's greedy win rate on 1,000 fresh episodes
 PILOT_STEPS = 20_000_000  # pilot-plan.md, section 3
 LENGTH_2 = "best_greedy_length2"  # run-bridge-medium-pilot.sh's evaluation of the best checkpoint

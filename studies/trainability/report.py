@@ -695,8 +695,8 @@ def page(records):
         "([its plan](defaults-plan.md), written before its runs): `make train`'s preset with "
         "the front end, the acceptance runs of docs/benchmarks.md (both agents, seeds 1-5, "
         "600,000 steps, RLlib's old stack); it holds when every run's best checkpoint within "
-        "500,000 steps wins at least 0.99 of 1,000 greedy episodes and its final checkpoint at "
-        "least 0.95.",
+        f"500,000 steps wins at least {EASY_TARGETS['within_500000_greedy']} of 1,000 greedy "
+        f"episodes and its final checkpoint at least {EASY_TARGETS['final_greedy']}.",
         "",
         *easy_check_lines(rl_runs(EASY_FRONT_END), bridge_small_front_end),
         "",
