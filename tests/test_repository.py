@@ -18,15 +18,13 @@ RESULTS = ("benchmarks/results/", "studies/")
 # every finished run's metrics were packed (42 MB of metrics.csv became 14 MB of metrics.csv.gz):
 # 51.5 MB with the front end's unfinished simplicial run (its unpacked metrics and its newest and
 # best checkpoints, 3.8 MB); 49.7 MB once that run ended (its metrics packed, its checkpoints
-# removed), which leaves room for bridge-small with the front end and the ladder. 58 while
-# bridge-small with the front end's simplicial seed 8 is under way (its unpacked metrics and its
-# newest and best checkpoints, 4.1 MB, with the finished runs 57.1 MB); 56 again once it ends.
-RESULTS_BUDGET = 58_000_000
+# removed), which leaves room for bridge-small with the front end and the ladder.
+RESULTS_BUDGET = 56_000_000
 # Campaigns under way whose resumable state (checkpoints, ignored by git) is committed so that a
 # later session resumes them; removed from here, and their checkpoints from the tree, when they end.
-# Bridge-small with the front end's simplicial seed 8, stopped at 1,064,320 of its 3,000,000 steps
-# at the end of a sitting (2026-11-30).
-UNDER_WAY = ("studies/trainability/results/bridge-small-front-end/simplicial-seed8/",)
+# None now: bridge-small with the front end's simplicial seed 8, resumed from its committed
+# checkpoints, finished on 2026-11-30.
+UNDER_WAY = ()
 
 
 def _under_way(path):
