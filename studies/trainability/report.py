@@ -454,6 +454,22 @@ def rl_lines(runs, script="run-bridge-small.sh"):
     return lines
 
 
+def bridge_small_front_end_decision_line(runs):
+    """front-end-rl-plan.md, section 3: whether bridge-small with the front end held (8 of 8
+    runs of both agents learn), and what follows."""
+    return (
+        "**Decision** (front-end-rl-plan.md, section 3): "
+        + {
+            None: "open: a run has not finished.",
+            "holds": "holds: every run of both agents learns. Before the front end becomes every "
+            "preset's default, the easy preset is checked with it (below).",
+            "does-not-hold": "does not hold: a run does not learn. The front end stays a named "
+            "model config (`--model-config front-end`), and the failing runs are diagnosed as "
+            "rl-plan.md says.",
+        }[campaign_holds(runs)]
+    )
+
+
 def easy_check_lines(runs, bridge_small):
     """defaults-plan.md's check of the easy preset with the front end: a row per run, then the
     decision; while bridge-small with the front end has not held, why nothing runs."""
@@ -688,6 +704,8 @@ def page(records):
         "**Bridge-small with the front end**:",
         "",
         *rl_lines(bridge_small_front_end, "run-bridge-small-front-end.sh"),
+        "",
+        bridge_small_front_end_decision_line(bridge_small_front_end),
         "",
         *site_lines(bridge_small_front_end),
         *figure_lines(BRIDGE_SMALL_FRONT_END_CURVES, "Training win rate against steps, every run"),
