@@ -231,7 +231,7 @@ def findings(options, run_dirs, throughput):
 
     figures = Path(options.figures)
     figures.mkdir(parents=True, exist_ok=True)
-    dirs = {key: d for key, d in run_dirs.items() if RunDirectory(d).metrics_file.exists()}
+    dirs = {key: d for key, d in run_dirs.items() if RunDirectory(d).metrics_source() is not None}
     missing = sorted(set(run_dirs) - set(dirs))
     if missing:
         raise FileNotFoundError(f"No run yet for {missing}; run without --report-only first.")

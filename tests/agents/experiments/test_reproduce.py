@@ -1,6 +1,7 @@
 """`keras-simplicial reproduce` (agents/experiments): its options and the conclusion, set-up and
 sections it draws from the numbers."""
 
+import gzip
 import json
 import types
 from pathlib import Path
@@ -505,6 +506,21 @@ def test_plateaus_name_the_runs_held_below_0_9_and_the_type_they_lose():
     assert "a horizon of 40 steps" in text and "neither confirm nor refute" in text
 
 
+def test_report_reads_packed_runs_and_names_the_runs_without_metrics(tmp_path):
+    packed, plain, empty = (tmp_path / name for name in ("packed", "plain", "empty"))
+    for run in (packed, plain, empty):
+        run.mkdir()
+    (packed / "metrics.csv.gz").write_bytes(gzip.compress(b"training_iteration\n1\n"))
+    (plain / "metrics.csv").write_text("training_iteration\n1\n")
+    run_dirs = {("relational", 1): packed, ("relational", 2): plain, ("simplicial", 1): empty}
+    options = types.SimpleNamespace(figures=tmp_path / "figures")
+    with pytest.raises(FileNotFoundError) as missing:
+        findings.findings(options, run_dirs, throughput={})
+    assert str(missing.value) == (
+        "No run yet for [('simplicial', 1)]; run without --report-only first."
+    )
+
+
 @pytest.mark.slow
 def test_trains_resumes_and_reports_from_the_runs_alone(tmp_path):
     import keras_simplicial_cli
@@ -530,8 +546,11 @@ def test_trains_resumes_and_reports_from_the_runs_alone(tmp_path):
     throughput = json.loads((out / "throughput.json").read_text())
     assert all(throughput["frames_per_s"][agent] > 0 for agent in ("relational", "simplicial"))
     assert "frames/s of both agents trained back to back on one machine" in text
-    # Again, from the run directories alone: nothing is trained and the numbers are the same.
+    # Again, from the run directories alone, packed as committed runs are: nothing is trained
+    # and the numbers are the same.
     doc.unlink()
+    for run in out.glob("*-seed*"):
+        assert keras_simplicial_cli.main(["pack-metrics", str(run)]) == 0
     assert keras_simplicial_cli.main(["reproduce", *argv, "--report-only"]) == 0
     assert doc.read_text() == text
 
