@@ -79,9 +79,12 @@ bench: $(STAMP)
 # one line per seed) and greedy and sampled evaluations (1,000 episodes) of the best checkpoint
 # within 300,000 and 500,000 steps and of every best and final checkpoint, in
 # benchmarks/runs/learning-easy/. Hours on 2 cores; resumable: run it again to continue where it
-# stopped.
+# stopped. With the model the recorded runs trained (`pre-front-end`, the presets' model before
+# the front end); `LEARNING_MODEL=front-end` gives the front end's (studies/trainability/defaults-plan.md).
+LEARNING_MODEL ?= pre-front-end
 bench-learning: $(STAMP)
 	$(CLI) sweep --preset easy --agents relational simplicial --seeds 1 2 3 4 5 \
+		--model-config $(LEARNING_MODEL) \
 		--stop-timesteps $(LEARNING_TIMESTEPS) --budget $(LEARNING_BUDGETS) \
 		--out benchmarks/runs/learning-easy --markdown benchmarks/runs/learning-easy/table.md
 
@@ -90,7 +93,8 @@ bench-parity: $(STAMP)
 	$(PY) studies/easy-recipe/sampler_parity.py --seeds 1 2 3 --stop-timesteps 300000
 
 # The paper's comparison at small scale: both agents x REPRODUCE_SEEDS on the `bridge-small`
-# preset, then studies/bridge-small-reproduction/README.md and studies/bridge-small-reproduction/figures/ from the run directories in
+# preset with the model its committed runs trained (`pre-front-end`, the presets' model before the
+# front end), then studies/bridge-small-reproduction/README.md and studies/bridge-small-reproduction/figures/ from the run directories in
 # benchmarks/results/bridge-small/ (`keras-simplicial reproduce` with the repository's paths, which
 # the installed command does not default to; committed with the report).
 # Hours on 2 cores; resumable: run it again to continue where it stopped.
@@ -99,7 +103,7 @@ bench-parity: $(STAMP)
 REPRODUCE_SEEDS ?= 1 2 3
 REPRODUCE_TIMESTEPS ?= 3000000
 reproduce-small: $(STAMP)
-	$(CLI) reproduce --preset bridge-small --seeds $(REPRODUCE_SEEDS) \
+	$(CLI) reproduce --preset bridge-small --seeds $(REPRODUCE_SEEDS) --model-config pre-front-end \
 		--stop-timesteps $(REPRODUCE_TIMESTEPS) --out benchmarks/results/bridge-small \
 		--doc studies/bridge-small-reproduction/README.md --figures studies/bridge-small-reproduction/figures $(REPRODUCE_FLAGS)
 

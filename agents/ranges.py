@@ -10,6 +10,7 @@ of `RunArguments` declares one too.
 """
 
 import dataclasses
+import json
 import math
 import numbers
 from typing import Optional
@@ -175,3 +176,21 @@ def check_ranges(values, ranges, where):
     for key, rule in ranges.items():
         if key in values and not rule.accepts(values[key]):
             raise ValueError(f"{where}: {key} must be {rule.describe()}, got {values[key]!r}.")
+
+
+def parse_json_object(text, argument, accepted=""):
+    """The JSON object `text` given for `argument` on the command line; a one-line ValueError
+    naming `argument` (and `accepted`, what else it takes, e.g. " or one of ['paper']") when it
+    is malformed or not an object."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(
+            f"{argument} is not valid JSON ({error.msg} at position {error.pos}){accepted}: "
+            f"{text!r}"
+        ) from None
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"{argument} must be a JSON object like '{{\"lr\": 1e-4}}'{accepted}, got {text!r}"
+        )
+    return value

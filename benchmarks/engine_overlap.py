@@ -36,7 +36,10 @@ def markdown(results, backend):
 
 
 def main(argv=None):
-    from keras_simplicial.agents.experiments.benchmark_files import add_output_arguments
+    from keras_simplicial.agents.experiments.benchmark_files import (
+        add_model_argument,
+        add_output_arguments,
+    )
     from keras_simplicial.agents.experiments.engine_throughput import (
         add_engine_arguments,
         benchmark_arguments,
@@ -47,6 +50,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_engine_arguments(parser, presets=["easy", "bridge-small", "paper"], seconds=15.0)
     parser.add_argument("--rounds", type=int, default=2)
+    add_model_argument(parser)
     add_output_arguments(parser)
     args = parser.parse_args(argv)
     if args.seconds <= 0 or args.rounds < 1:
@@ -56,7 +60,8 @@ def main(argv=None):
         )
 
     def measure(preset, agent):
-        return [overlap_figures(benchmark_arguments(preset, agent), args.seconds, args.rounds)]
+        arguments = benchmark_arguments(preset, agent, args.model_config)
+        return [overlap_figures(arguments, args.seconds, args.rounds)]
 
     engine_benchmark(args, measure, markdown)
     return 0

@@ -24,6 +24,7 @@ otherwise idle while it runs; its wall time is about (presets x agents) x (2 x `
 """
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -31,15 +32,16 @@ import tempfile
 from pathlib import Path
 
 
-def old_stack_frames_per_s(preset, agent, seconds, warmup_s, workdir):
-    """The median `wall_frames_per_s` of an old-stack run after `warmup_s`."""
+def old_stack_frames_per_s(preset, agent, model_config, seconds, warmup_s, workdir):
+    """The median `wall_frames_per_s` of an old-stack run of `model_config` after `warmup_s`."""
     from keras_simplicial.agents.experiments.engine_throughput import BENCHMARK_BOARDS
     from keras_simplicial.agents.training.run_directory import RunDirectory
 
     out = Path(workdir) / f"rllib-old-{preset}-{agent}"
     command = [
         sys.executable, "-m", "keras_simplicial_cli", "train", "--preset", preset, "--agent",
-        agent, "--engine", "rllib-old", "--num-envs", str(BENCHMARK_BOARDS), "--seed", "1",
+        agent, "--engine", "rllib-old", "--model-config", json.dumps(model_config),
+        "--num-envs", str(BENCHMARK_BOARDS), "--seed", "1",
         "--stop-seconds", str(seconds + warmup_s), "--stop-timesteps", "1000000000",
         "--checkpoint-every", "1000000", "--check-episodes", "0", "--progress", "none",
         "--out", str(out),
@@ -70,7 +72,10 @@ def markdown(results, backend):
 
 
 def main(argv=None):
-    from keras_simplicial.agents.experiments.benchmark_files import add_output_arguments
+    from keras_simplicial.agents.experiments.benchmark_files import (
+        add_model_argument,
+        add_output_arguments,
+    )
     from keras_simplicial.agents.experiments.engine_throughput import (
         add_engine_arguments,
         benchmark_arguments,
@@ -82,6 +87,7 @@ def main(argv=None):
     add_engine_arguments(parser, presets=["easy", "bridge-small", "paper"], seconds=30.0)
     parser.add_argument("--warmup-s", type=float, default=20.0)
     parser.add_argument("--repeats", type=int, default=10)
+    add_model_argument(parser)
     add_output_arguments(parser)
     args = parser.parse_args(argv)
     if args.seconds <= 0 or args.warmup_s < 0 or args.repeats < 1:
@@ -93,8 +99,11 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as workdir:
 
         def measure(preset, agent):
-            figures = engine_figures(benchmark_arguments(preset, agent), args.seconds, args.repeats)
-            old = old_stack_frames_per_s(preset, agent, args.seconds, args.warmup_s, workdir)
+            arguments = benchmark_arguments(preset, agent, args.model_config)
+            figures = engine_figures(arguments, args.seconds, args.repeats)
+            old = old_stack_frames_per_s(
+                preset, agent, args.model_config, args.seconds, args.warmup_s, workdir
+            )
             return [
                 {**figures, "engine": figures["frames_per_s"], "old_stack": old,
                  "limit": figures["limit_frames_per_s"]}

@@ -44,6 +44,7 @@ def main(argv=None):
         engine_figures,
     )
     from keras_simplicial.agents.imitation.trainability_study import candidate_config
+    from keras_simplicial.agents.model.model_config import with_architecture_defaults
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_engine_arguments(parser, presets=["bridge-small", "bridge-medium"], seconds=15.0)
@@ -56,7 +57,9 @@ def main(argv=None):
     def measure(preset, agent):
         results, remedy = [], None
         for candidate in MEASURED:
-            arguments = benchmark_arguments(preset, agent, candidate_config(candidate))
+            # The study's candidates change the architecture's defaults, not a preset's model.
+            model = with_architecture_defaults(candidate_config(candidate))
+            arguments = benchmark_arguments(preset, agent, model)
             figures = engine_figures(arguments, args.seconds, args.repeats)
             remedy = remedy or figures
             results.append(

@@ -3,10 +3,11 @@ backend the engine should run on this machine.
 
     .venv/bin/python benchmarks/learner_step_backends.py [--preset easy]
         [--agents relational simplicial] [--backends tensorflow jax torch] [--repeats 20]
-        [--torch-threads 0 1] [--markdown FILE] [--json FILE]
+        [--torch-threads 0 1] [--model-config pre-front-end] [--markdown FILE] [--json FILE]
 
 For each backend, in a process of its own (Keras chooses its backend once per process), and each
-agent: the engine (`KerasIMPALA`) on the preset's recipe, 64 boards, seed 1, compiled as a run
+agent: the engine (`KerasIMPALA`) on the preset's recipe with `--model-config`'s model (by
+default the model of the committed figures), 64 boards, seed 1, compiled as a run
 compiles it (XLA on TensorFlow, `jax.jit` on JAX, eager on PyTorch: `TorchLearnerStep`), PyTorch
 once with each of `--torch-threads` intra-op threads (0: its default, one per core, whose threads
 wait on each other where other processes hold the cores). After one act and learn,
@@ -23,14 +24,19 @@ import os
 import subprocess
 import sys
 
-from keras_simplicial.agents.experiments.benchmark_files import add_output_arguments, write_outputs
+from keras_simplicial.agents.experiments.benchmark_files import (
+    add_model_argument,
+    add_output_arguments,
+    write_outputs,
+)
 
 BOARDS = 64
 
 
-def measure(preset, agents, repeats, torch_threads=0):
-    """The figures of this process's backend, one dict per agent; on PyTorch with
-    `torch_threads` threads (0: PyTorch's default, one per core)."""
+def measure(preset, agents, model_config, repeats, torch_threads=0):
+    """The figures of this process's backend, one dict per agent of `model_config` (merged over
+    the preset's model); on PyTorch with `torch_threads` threads (0: PyTorch's default, one per
+    core)."""
     import keras
 
     backend = keras.backend.backend()
@@ -50,7 +56,7 @@ def measure(preset, agents, repeats, torch_threads=0):
     for agent in agents:
         arguments = RunArguments.from_preset(
             preset, agent, engine="keras", seed=1, num_envs_per_env_runner=BOARDS,
-            overrides={"min_time_s_per_iteration": 0},
+            model_overrides=model_config, overrides={"min_time_s_per_iteration": 0},
         )  # fmt: skip
         engine = KerasIMPALA(arguments)
         batch = engine.act()
@@ -95,11 +101,14 @@ def main(argv=None):
         "--torch-threads", nargs="+", type=int, default=[0, 1],
         help="PyTorch's intra-op threads, one measurement each (0: its default, one per core)",
     )  # fmt: skip
+    add_model_argument(parser)
     add_output_arguments(parser)
     parser.add_argument("--this-process", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.this_process:
-        figures = measure(args.preset, args.agents, args.repeats, args.torch_threads[0])
+        figures = measure(
+            args.preset, args.agents, args.model_config, args.repeats, args.torch_threads[0]
+        )
         print(json.dumps(figures))
         return 0
 
@@ -114,7 +123,7 @@ def main(argv=None):
         command = [
             sys.executable, __file__, "--this-process", "--preset", args.preset,
             "--agents", *args.agents, "--repeats", str(args.repeats),
-            "--torch-threads", str(threads),
+            "--torch-threads", str(threads), "--model-config", json.dumps(args.model_config),
         ]  # fmt: skip
         done = subprocess.run(command, env=environment, check=True, capture_output=True, text=True)
         figures = json.loads(done.stdout.strip().splitlines()[-1])
@@ -123,7 +132,13 @@ def main(argv=None):
         results += figures
     text = markdown(results)
     print(text)
-    record = {"preset": args.preset, "boards": BOARDS, "repeats": args.repeats, "results": results}
+    record = {
+        "preset": args.preset,
+        "model_config": args.model_config,
+        "boards": BOARDS,
+        "repeats": args.repeats,
+        "results": results,
+    }
     write_outputs(args, text, record)
     return 0
 

@@ -1,12 +1,14 @@
 """Frames/s of both agents on both of RLlib's API stacks, measured back to back in one invocation.
 
     .venv/bin/python benchmarks/stack_throughput.py [--preset easy] [--seconds 90]
-        [--warmup-s 30] [--agents relational simplicial] [--markdown FILE]
+        [--warmup-s 30] [--agents relational simplicial] [--model-config pre-front-end]
+        [--markdown FILE]
 
 Each (stack, agent) trains `keras-simplicial train --preset PRESET --api-stack STACK` for
 `--seconds` in its own process (Keras chooses its backend once per process: TensorFlow for the old
 stack, PyTorch for the new), in a temporary run directory, with the recipe of the stack parity
-sweep (`stack_parity.PARITY_CONFIG`) and each stack's default layout (the driver samples 64
+sweep (`stack_parity.PARITY_CONFIG`), `--model-config`'s model (by default the model of the
+committed figures) and each stack's default layout (the driver samples 64
 boards; on the old stack beside its learner thread, on the new one in turn with its learner).
 From the run's metrics.csv, over the rows after `--warmup-s` (XLA or PyTorch warming up, Ray
 starting): the median of RLlib's sampling rate (`frames_per_s`) and of the steps the run really
@@ -31,7 +33,7 @@ STACKS = ("old", "new")
 AGENTS = ("relational", "simplicial")
 
 
-def measure(stack, agent, preset, seconds, warmup_s, workdir):
+def measure(stack, agent, preset, model_config, seconds, warmup_s, workdir):
     """(median sampling frames/s, median wall frames/s) of one training run after `warmup_s`."""
     out = Path(workdir) / f"{stack}-{agent}"
     command = [
@@ -47,6 +49,8 @@ def measure(stack, agent, preset, seconds, warmup_s, workdir):
         stack,
         "--config",
         json.dumps(PARITY_CONFIG),
+        "--model-config",
+        json.dumps(model_config),
         "--seed",
         "1",
         "--stop-seconds",
@@ -74,6 +78,7 @@ def measure(stack, agent, preset, seconds, warmup_s, workdir):
 
 def main(argv=None):
     from keras_simplicial.agents.experiments.benchmark_files import (
+        add_model_argument,
         add_output_arguments,
         write_outputs,
     )
@@ -83,6 +88,7 @@ def main(argv=None):
     parser.add_argument("--agents", nargs="+", default=list(AGENTS), choices=AGENTS)
     parser.add_argument("--seconds", type=int, default=90)
     parser.add_argument("--warmup-s", type=float, default=30.0)
+    add_model_argument(parser)
     add_output_arguments(parser)
     args = parser.parse_args(argv)
     if args.seconds <= args.warmup_s:
@@ -94,7 +100,13 @@ def main(argv=None):
             for stack in STACKS:
                 print(f"{agent} on the {stack} stack ...", flush=True)
                 measured[stack, agent] = measure(
-                    stack, agent, args.preset, args.seconds, args.warmup_s, workdir
+                    stack,
+                    agent,
+                    args.preset,
+                    args.model_config,
+                    args.seconds,
+                    args.warmup_s,
+                    workdir,
                 )
     lines = [
         f"| agent ({args.preset}) | old stack: sampling / trained frames/s | new stack: sampling /"
@@ -117,7 +129,12 @@ def main(argv=None):
          "trained_frames_per_s": trained}
         for (stack, agent), (sampling, trained) in measured.items()
     ]  # fmt: skip
-    record = {"preset": args.preset, "seconds": args.seconds, "warmup_s": args.warmup_s}
+    record = {
+        "preset": args.preset,
+        "model_config": args.model_config,
+        "seconds": args.seconds,
+        "warmup_s": args.warmup_s,
+    }
     write_outputs(args, text, {**record, "results": results})
     return 0
 

@@ -1,13 +1,15 @@
 """IMPALA training throughput and where its time goes: presets x samplers x agents, one run.
 
     .venv/bin/python benchmarks/train_throughput.py [--presets easy paper] [--seconds 40]
-        [--layouts ...] [--agents relational simplicial] [--markdown FILE]
+        [--layouts ...] [--agents relational simplicial] [--model-config pre-front-end]
+        [--markdown FILE]
     .venv/bin/python benchmarks/train_throughput.py --training-loop --presets bridge-medium
 
 `--training-loop` measures what a run of `keras-simplicial train` gets: `train()` itself, with its
 checkpoints and their greedy checks, as wall-clock steps per second beside RLlib's sampling rate.
 
-Each configuration trains with the preset's IMPALA settings on the embedded local Ray (the learner
+Each configuration trains `--model-config`'s model (by default the model of the committed figures)
+with the preset's IMPALA settings on the embedded local Ray (the learner
 in the driver), warms up (XLA compilation, tracing, the first batches), then counts the
 environment steps sampled and trained over `--seconds`. Layouts (`LAYOUTS`): the previous default
 (RLlib's sampler over 32 gymnasium envs in one remote env runner), the batched sampler in one
@@ -48,15 +50,17 @@ LAYOUTS = {
 }
 
 
-def measure(preset_name, agent, layout, seconds, warmup_s):
+def measure(preset_name, agent, model_config, layout, seconds, warmup_s):
     """Frames/s sampled and trained, and the per-1,000-frame profile of one configuration."""
     from keras_simplicial.agents.training.run_arguments import RunArguments
 
-    arguments = RunArguments.from_preset(preset_name, agent, **LAYOUTS[layout])
+    arguments = RunArguments.from_preset(
+        preset_name, agent, model_overrides=model_config, **LAYOUTS[layout]
+    )
     return measure_layout(arguments, seconds, warmup_s)
 
 
-def measure_training_loop(preset_name, agent, seconds, warmup_s, check_episodes):
+def measure_training_loop(preset_name, agent, model_config, seconds, warmup_s, check_episodes):
     """Steps/s of `train()` itself, what `keras-simplicial train --preset` runs: wall clock over
     the measured rows of metrics.csv (checkpoints every 10 iterations and their greedy checks
     of `check_episodes` episodes included) and RLlib's sampling rate of the same rows."""
@@ -68,7 +72,7 @@ def measure_training_loop(preset_name, agent, seconds, warmup_s, check_episodes)
 
     with tempfile.TemporaryDirectory() as out:
         train(
-            RunArguments.from_preset(preset_name, agent, seed=0),
+            RunArguments.from_preset(preset_name, agent, seed=0, model_overrides=model_config),
             out=out,
             stop_timesteps=10**12,
             stop_seconds=warmup_s + seconds,
@@ -103,13 +107,16 @@ def loop_markdown(preset, results):
     return "\n".join(lines)
 
 
-def bare_model_ms_per_1000(preset_name, agent, repeats=10):
-    """Forward+backward of the agent model under XLA at the preset's train batch, per 1,000."""
+def bare_model_ms_per_1000(preset_name, agent, model_config, repeats=10):
+    """Forward+backward of the agent model (`model_config` over the preset's) under XLA at the
+    preset's train batch, per 1,000."""
     import numpy as np
     import tensorflow as tf
 
     from keras_simplicial.agents.model.architecture import build_agent_model
+    from keras_simplicial.agents.model.model_config import split_model_config
     from keras_simplicial.agents.training.presets import PAPER_IMPALA_HYPERPARAMETERS, PRESETS
+    from keras_simplicial.agents.training.run_arguments import RunArguments
     from keras_simplicial.envs import make_vector_env
 
     preset = PRESETS[preset_name]
@@ -121,7 +128,9 @@ def bare_model_ms_per_1000(preset_name, agent, repeats=10):
     env = make_vector_env(preset["env"], batch, preset["env_config"], copy=False)
     env.reset(seed=0)
     observations = tf.constant(env.core.obs.astype(np.float32))
-    model = build_agent_model(agent, observations.shape[1:], 4)
+    arguments = RunArguments.from_preset(preset_name, agent, model_overrides=model_config)
+    architecture, _ = split_model_config(arguments.model_overrides)
+    model = build_agent_model(agent, observations.shape[1:], 4, **architecture)
 
     @tf.function(jit_compile=True)
     def step(obs):
@@ -199,7 +208,10 @@ def ratios(configs):
 
 
 def main(argv=None):
-    from keras_simplicial.agents.experiments.benchmark_files import add_output_arguments
+    from keras_simplicial.agents.experiments.benchmark_files import (
+        add_model_argument,
+        add_output_arguments,
+    )
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -235,6 +247,7 @@ def main(argv=None):
     )
     parser.add_argument("--seconds", type=float, default=40.0, help="measured time per config")
     parser.add_argument("--warmup", type=float, default=25.0, help="warm-up time per config")
+    add_model_argument(parser)
     add_output_arguments(parser, table="tables")
     args = parser.parse_args(argv)
 
@@ -248,18 +261,23 @@ def main(argv=None):
             results = {}
             for agent in args.agents:
                 results[agent] = measure_training_loop(
-                    preset, agent, args.seconds, args.warmup, args.check_episodes
-                )
+                    preset, agent, args.model_config, args.seconds, args.warmup,
+                    args.check_episodes,
+                )  # fmt: skip
                 print(f"{preset:<13} {agent:<10} {results[agent]}", flush=True)
             report["presets"][preset] = results
             texts.append(loop_markdown(preset, results))
         return write_report(args, report, "\n\n".join(texts))
     for preset in args.presets:
-        bare = {agent: bare_model_ms_per_1000(preset, agent) for agent in args.agents}
+        bare = {
+            agent: bare_model_ms_per_1000(preset, agent, args.model_config) for agent in args.agents
+        }
         configs = []
         for layout in args.layouts:
             for agent in args.agents:
-                result = measure(preset, agent, layout, args.seconds, args.warmup)
+                result = measure(
+                    preset, agent, args.model_config, layout, args.seconds, args.warmup
+                )
                 configs.append({"agent": agent, "layout": layout, **result})
                 print(
                     f"{preset:<6} {agent:<10} {layout:<18} sampled "

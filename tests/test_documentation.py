@@ -181,6 +181,55 @@ def test_each_command_parses(page, command, argv):
     cli.build_parser().parse_args(argv)
 
 
+def _documented_model(argv):
+    """The model config a new run of the documented command `argv` trains (jit_compile left
+    out), or None for a command that starts no run from a preset."""
+    from keras_simplicial.agents.commands.arguments import given_run_arguments
+    from keras_simplicial.agents.commands.experiments import given_dagger_settings
+    from keras_simplicial.agents.imitation.dagger_config import DaggerConfig
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+
+    if argv[0] not in ("train", "sweep", "reproduce", "dagger") or "--resume" in argv:
+        return None
+    args = cli.build_parser().parse_args(argv)
+    if argv[0] == "dagger":
+        model = DaggerConfig.from_preset(**given_dagger_settings(args)).model_overrides
+    else:
+        model = RunArguments.from_preset(args.preset, **given_run_arguments(args)).model_overrides
+    return {key: value for key, value in model.items() if key != "jit_compile"}
+
+
+def test_each_documented_command_that_made_committed_runs_trains_their_model():
+    """A command a page gives for runs that are committed (its --out holds their run.json) trains
+    the model they trained, whatever the presets' model is now: a run.json holds what its
+    --model-config changed of the architecture's defaults, a preset's own model included. A plan
+    written before its runs (a pre-registration) stays as it was committed: its study's page gives
+    the command that reproduces them."""
+    from keras_simplicial.agents.model.model_config import with_architecture_defaults
+
+    checked, failed = [], []
+    for page, command in all_commands():
+        if page.endswith(("preregistration.md", "plan.md")):
+            continue
+        words = shlex.split(command)
+        if Path(words[0]).name != "keras-simplicial" or "..." in command:
+            continue  # `keras-simplicial` or `.venv/bin/keras-simplicial`
+        argv = words[1:]
+        model = _documented_model(argv) if "--out" in argv else None
+        out = ROOT / argv[argv.index("--out") + 1] if model is not None else None
+        runs = sorted(out.glob("run.json")) + sorted(out.glob("*/run.json")) if out else []
+        for run in runs:
+            trained = json.loads(run.read_text(encoding="utf-8"))["model_overrides"]
+            trained = {key: value for key, value in trained.items() if key != "jit_compile"}
+            if model != with_architecture_defaults(trained):
+                failed.append((page, command, str(run.relative_to(ROOT))))
+            checked.append(run)
+    assert failed == []
+    # The pages' commands of bridge-small's stages, bridge-medium's pilots, the bridge-medium
+    # DAgger pilot and the new stack's bridge-small runs, at least.
+    assert len(checked) >= 20
+
+
 @pytest.mark.parametrize("page, argv", make_commands(), ids=_ids)
 def test_each_make_target_exists(page, argv):
     result = subprocess.run(["make", "-n", *argv], cwd=ROOT, capture_output=True, text=True)
@@ -191,11 +240,12 @@ def test_each_make_target_exists(page, argv):
 def test_each_benchmark_command_names_a_script_and_its_options(page, script, argv):
     source = (ROOT / script).read_text(encoding="utf-8")
     # A study's command may be the `main` of a package module, a benchmark's --markdown and
-    # --json come from `add_output_arguments`, an engine benchmark's --presets, --agents and
-    # --seconds from `add_engine_arguments`: their options are written there.
+    # --json come from `add_output_arguments` (and a training benchmark's --model-config from
+    # `add_model_argument`), an engine benchmark's --presets, --agents and --seconds from
+    # `add_engine_arguments`: their options are written there.
     imported = (
         r"^ *from (keras_simplicial\.[\w.]+) import \(?\s*[\w,\s]*"
-        r"\b(?:main|add_output_arguments|add_engine_arguments)\b"
+        r"\b(?:main|add_output_arguments|add_engine_arguments|add_model_argument)\b"
     )
     for module in re.findall(imported, source, flags=re.M):
         source += Path(importlib.util.find_spec(module).origin).read_text(encoding="utf-8")

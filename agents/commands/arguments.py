@@ -7,11 +7,18 @@ errors answer at once.
 
 import argparse
 import dataclasses
-import json
 from typing import Callable
 
-from keras_simplicial.agents.model.model_config import MODEL_CONFIGS, named_model_config
-from keras_simplicial.agents.ranges import Boolean, Integer, JsonObject, OneOf, OrNone, Text
+from keras_simplicial.agents.model.model_config import parse_model_config
+from keras_simplicial.agents.ranges import (
+    Boolean,
+    Integer,
+    JsonObject,
+    OneOf,
+    OrNone,
+    Text,
+    parse_json_object,
+)
 from keras_simplicial.agents.training.presets import PRESETS
 from keras_simplicial.agents.training.run_arguments import (
     AGENTS,
@@ -51,32 +58,15 @@ class Command:
     environment: Callable = None
 
 
-def parse_json_object(text, argument):
-    """Parses a JSON object given on the command line, naming `argument` when it is malformed."""
-    names = f" or one of {sorted(MODEL_CONFIGS)}" if argument == "--model-config" else ""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(
-            f"{argument} is not valid JSON ({error.msg} at position {error.pos}){names}: {text!r}"
-        ) from None
-    if not isinstance(value, dict):
-        raise ValueError(
-            f"{argument} must be a JSON object like '{{\"lr\": 1e-4}}'{names}, got {text!r}"
-        )
-    return value
-
-
 def json_object(argument):
     """An argparse type: a JSON object, or a one-line error naming `argument`; for
-    `--model-config`, a name of `model_config.MODEL_CONFIGS` (e.g. "paper") too."""
+    `--model-config`, a name of `model_config.MODEL_CONFIGS` (e.g. "paper") too
+    (`model_config.parse_model_config`)."""
 
     def parse(text):
-        if argument == "--model-config":
-            named = named_model_config(text)
-            if named is not None:
-                return named
         try:
+            if argument == "--model-config":
+                return parse_model_config(text)
             return parse_json_object(text, argument)
         except ValueError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
@@ -200,7 +190,9 @@ def add_model_config_argument(parser, default=None):
         "--model-config",
         type=json_object("--model-config"),
         default=default,
-        help="JSON object of architecture overrides, as for train",
+        help="JSON object of architecture overrides on the architecture's defaults (not on a "
+        "preset's model, as train's), or the name of a model config (e.g. 'front-end', the "
+        "presets' model)",
     )
 
 

@@ -50,7 +50,8 @@ def dagger_arguments(parser):
         "--model-config",
         type=json_object("--model-config"),
         default=None,
-        help="JSON object of architecture overrides, as for train",
+        help="JSON object of architecture overrides merged over the preset's model, or the name "
+        "of a model config, as for train",
     )
     parser.add_argument("--seed", type=int, default=None, help="initialisation, boards, shuffling")
     for flag, what in DAGGER_COUNTS:
@@ -61,18 +62,27 @@ def dagger_arguments(parser):
     parser.add_argument("--learning-rate", type=float, default=None, help="Adam's, each round")
 
 
+def given_dagger_settings(args):
+    """{field: value} of the `DaggerConfig` settings given in `args` (those left out are None)."""
+    import dataclasses
+
+    from keras_simplicial.agents.imitation.dagger_config import DaggerConfig
+
+    values = {**vars(args), "model_overrides": args.model_config}
+    return {
+        field.name: values[field.name]
+        for field in dataclasses.fields(DaggerConfig)
+        if values.get(field.name) is not None
+    }
+
+
 def dagger(args):
     import dataclasses
 
     from keras_simplicial.agents.imitation.dagger import DaggerConfig, run_dagger
     from keras_simplicial.agents.imitation.dagger_directory import DaggerDirectory
 
-    values = {**vars(args), "model_overrides": args.model_config}
-    given = {
-        field.name: values[field.name]
-        for field in dataclasses.fields(DaggerConfig)
-        if values.get(field.name) is not None
-    }
+    given = given_dagger_settings(args)
     directory = DaggerDirectory(args.out)
     if args.resume:
         config = directory.read_config()
@@ -91,7 +101,7 @@ def dagger(args):
             f"--out {args.out} already holds a DAgger run: pass --resume to continue it."
         )
     else:
-        config = DaggerConfig(**given)
+        config = DaggerConfig.from_preset(**given)
     history = run_dagger(config, args.out)
     best = history.get("best")
     print(

@@ -86,6 +86,8 @@ def engine_benchmark(args, measure, markdown):
         "seconds": args.seconds,
         "results": results,
     }
+    if "model_config" in vars(args):  # a benchmark of one model (`add_model_argument`)
+        record["model_config"] = args.model_config
     write_outputs(args, text, record)
     return results
 

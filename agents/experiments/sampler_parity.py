@@ -9,7 +9,8 @@ previous default (RLlib's sampler over 32 gymnasium envs in one remote env runne
 `<out>/parity-old`, and with the new default (the batched sampler of 64 boards in the driver) in
 `<out>/parity-new`. Then draws both groups on one axis (mean and standard deviation over seeds,
 one faint line per seed) in `<out>/sampler_parity.png` and prints, per seed, the training win
-rate averaged over the last 50,000 steps of each run.
+rate averaged over the last 50,000 steps of each run. Both train the model the recorded runs
+trained (studies/easy-recipe/README.md): `pre-front-end`, the presets' model before the front end.
 """
 
 import argparse
@@ -45,6 +46,7 @@ def main(argv=None):
 
     from keras_simplicial.agents.analysis.training_curves import plot_training_curves
     from keras_simplicial.agents.experiments.learning import SweepOptions, learning_sweep
+    from keras_simplicial.agents.model.model_config import PRE_FRONT_END_MODEL
     from keras_simplicial.agents.training.run_arguments import RunArguments
 
     run_dirs, groups = [], []
@@ -56,7 +58,9 @@ def main(argv=None):
                 stop_timesteps=args.stop_timesteps,
                 eval_episodes=args.eval_episodes,
                 out=str(Path(args.out) / folder),
-                arguments=RunArguments.from_preset("easy", **layout),
+                arguments=RunArguments.from_preset(
+                    "easy", model_overrides=PRE_FRONT_END_MODEL, **layout
+                ),
             )
         )
         for seed in args.seeds:

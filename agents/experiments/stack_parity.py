@@ -36,6 +36,8 @@ STACKS = ("old", "new")
 # The recipe of both stacks' runs: the preset's, with the paper's clipping of the gradient's global
 # norm whatever the preset's own (the easy preset clips each variable's: docs/benchmarks.md).
 PARITY_CONFIG = {"_tf_policy_handles_more_than_one_loss": False}
+# The model both stacks' runs trained: the presets' before the front end became their model.
+PARITY_MODEL = "pre-front-end"
 AGENTS = ("relational", "simplicial")
 LEVEL = "0.99"
 BUDGET = "500000"  # the rule's "best checkpoint within 500,000 steps"
@@ -84,6 +86,8 @@ def sweep_command(stack, args, seeds=None):
         str(args.eval_episodes),
         "--config",
         json.dumps(PARITY_CONFIG),
+        "--model-config",
+        PARITY_MODEL,
         "--out",
         str(Path(args.out) / stack),
         *(["--budget", *(str(b) for b in args.budget)] if args.budget else []),

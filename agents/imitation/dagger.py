@@ -1,6 +1,6 @@
 """Tie-aware DAgger: an agent model learns the step-optimal oracle's moves on its own states.
 
-    config = DaggerConfig(agent="simplicial", preset="bridge-medium", seed=1)
+    config = DaggerConfig.from_preset(agent="simplicial", preset="bridge-medium", seed=1)
     history = run_dagger(config, out="runs/dagger-simplicial-1")   # resumes if OUT has a run
 
 Reinforcement learning on bridge-medium did not learn the length-2 puzzles in 20M steps; this is

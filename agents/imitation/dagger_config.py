@@ -1,9 +1,10 @@
 """The settings of a DAgger run (its dagger.json): plain data, read without TensorFlow.
 
-config = DaggerConfig(agent="simplicial", preset="bridge-medium", seed=1)
+config = DaggerConfig.from_preset(agent="simplicial", preset="bridge-medium", seed=1)
 config.run_arguments()      # the model and its environment, as a training run's run.json
 """
 
+import copy
 import dataclasses
 
 from keras_simplicial.agents.training.presets import PRESETS
@@ -18,7 +19,9 @@ class DaggerConfig:
         agent: "relational" or "simplicial".
         preset: a training preset (`PRESETS`) whose environment the run uses.
         env_config: overrides of the preset's env config.
-        model_overrides: architecture overrides of the agent model (as `--model-config`).
+        model_overrides: architecture overrides of the agent model, on the architecture's
+            defaults (`from_preset`, the command line's new run: the preset's model with
+            `--model-config` over it).
         seed: the model's initialisation, the shuffling and the training boards.
         oracle_episodes: boards the oracle plays in round 0.
         rounds: learner rounds after round 0.
@@ -94,6 +97,18 @@ class DaggerConfig:
             model_overrides=dict(self.model_overrides),
             seed=self.seed,
         )
+
+    @classmethod
+    def from_preset(cls, **given):
+        """The settings of a new run: `given` (fields; those left out take their defaults), its
+        model the preset's (`PRESETS[preset]["model_overrides"]`) with `model_overrides` merged
+        over it, as `RunArguments.from_preset` makes a training run's, so that the best round
+        starts a training run of the same preset and model config (`--init-policy`). The
+        constructor, which a dagger.json is read back with, takes `model_overrides` as they
+        are, on the architecture's defaults."""
+        config = cls(**given)  # the settings checked, the preset among them
+        model = {**PRESETS[config.preset]["model_overrides"], **config.model_overrides}
+        return dataclasses.replace(config, model_overrides=copy.deepcopy(model))
 
     def to_json(self):
         return dataclasses.asdict(self)

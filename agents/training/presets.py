@@ -1,13 +1,14 @@
 """The hyperparameters runs train with: Table 1's, and the presets of `keras-simplicial train
 --preset` on top of them.
 
-    PRESETS["easy"]                    # {"env", "env_config", "overrides"}
+    PRESETS["easy"]                    # {"env", "env_config", "model_overrides", "overrides"}
     preset_overrides(PRESETS["easy"], {"lr": 1e-4})
 
 Plain data, imported by the run's arguments (`run_arguments`) and by every engine's config
 builder (`engines`), which puts them together; nothing here imports RLlib or TensorFlow.
 """
 
+from keras_simplicial.agents.model.model_config import PRESET_MODEL
 from keras_simplicial.agents.ranges import Boolean, Integer, OneOf, OrNone, Real, Schedule
 
 # Which norm IMPALA's `grad_clip` caps, in RLlib's old-stack (TF) name for it: true clips each
@@ -73,6 +74,7 @@ PRESETS = {
             "max_distractors": 0,
             "max_steps": 30,
         },
+        "model_overrides": PRESET_MODEL,
         "overrides": {
             "rollout_fragment_length": 10,
             "train_batch_size": 320,
@@ -91,7 +93,12 @@ PRESETS = {
             "min_time_s_per_iteration": 1,
         },
     },
-    "paper": {"env": "BridgeBoxWorld-v0", "env_config": {}, "overrides": {}},
+    "paper": {
+        "env": "BridgeBoxWorld-v0",
+        "env_config": {},
+        "model_overrides": PRESET_MODEL,
+        "overrides": {},
+    },
 }
 # `bridge-small` (`make reproduce-small`, studies/bridge-small-reproduction/): bridge BoxWorld
 # shrunk so that a run of 3M steps fits under an hour of 2 cores (that study's page, "Per run"). The
@@ -108,6 +115,7 @@ PRESETS = {
 PRESETS["bridge-small"] = {
     "env": "BridgeBoxWorld-v0",
     "env_config": {"rows": 5, "cols": 6, "max_solution_length": 1, "max_steps": 40},
+    "model_overrides": PRESET_MODEL,
     "overrides": {
         **PRESETS["easy"]["overrides"],
         "lr_schedule": [[0, 5e-4], [3_000_000, 5e-5]],  # environment steps
@@ -134,6 +142,7 @@ PRESETS["bridge-small"] = {
 PRESETS["bridge-medium"] = {
     "env": "BridgeBoxWorld-v0",
     "env_config": {"rows": 7, "cols": 6, "max_solution_length": 2},
+    "model_overrides": PRESET_MODEL,
     "overrides": {
         **PRESETS["easy"]["overrides"],
         "gamma": 0.97,

@@ -23,12 +23,16 @@ refusal by name), and a test: docs/development.md shows one.
 `--resume`, `evaluate`, `plot` and the analysis commands read a run back from its run.json, so its
 keys are a file format. Every run's overrides say which gradient norm `grad_clip` caps
 (`CLIP_EACH_VARIABLE`): a new run clips the global norm, as the paper's code did; a run.json
-written before runs recorded it resumes clipping each variable's gradient, as it trained.
+written before runs recorded it resumes clipping each variable's gradient, as it trained. A new
+run of a preset records its model whole (the preset's, `model_config.PRESET_MODEL`, with
+`--model-config` over it); a run.json written before holds only what its --model-config changed of
+the architecture's defaults, which have not changed, and loads as it trained.
 
 This module imports neither Keras nor TensorFlow nor RLlib: `keras-simplicial train --help` reads
 it.
 """
 
+import copy
 import dataclasses
 import json
 import numbers
@@ -37,7 +41,10 @@ from pathlib import Path
 from typing import Optional
 
 from keras_simplicial.agents.atomic_files import atomic_write_text
-from keras_simplicial.agents.model.model_config import split_model_config
+from keras_simplicial.agents.model.model_config import (
+    split_model_config,
+    with_architecture_defaults,
+)
 from keras_simplicial.agents.ranges import Boolean, Integer, JsonObject, OneOf, OrNone, Text
 from keras_simplicial.agents.training.engines import API_STACK_ENGINES, ENGINE_NAMES, ENGINES
 from keras_simplicial.agents.training.presets import (
@@ -132,8 +139,10 @@ class RunArguments:
         env: an id of `keras_simplicial.envs.ENV_IDS`.
         agent: "relational" or "simplicial".
         env_config: constructor arguments of the environment (e.g. `{"max_solution_length": 1}`).
-        model_overrides: architecture overrides of the agent model (e.g. `{"num_heads": 4}`), and
-            `jit_compile` (default true: the model runs as one XLA computation).
+        model_overrides: architecture overrides of the agent model (e.g. `{"num_heads": 4}`) on
+            `architecture.PAPER_DEFAULTS`, and `jit_compile` (default true: the model runs as
+            one XLA computation). A preset gives its model (`model_config.PRESET_MODEL`), with
+            `--model-config` merged over it.
         overrides: further `IMPALAConfig` attributes (a preset's and `--config`'s), always with
             `CLIP_EACH_VARIABLE` (false, the global norm, unless given).
         num_env_runners: rollout worker processes (the paper: 63 per machine); 0 samples in the
@@ -174,10 +183,12 @@ class RunArguments:
         factory=dict,
         flags=("--model-config",),
         rule=JsonObject(),
-        help="JSON object of architecture overrides, e.g. '{\"entity_norm\": true}' (ranges "
-        "checked: architecture.MODEL_RANGES), or the name of a model config "
-        "(model_config.MODEL_CONFIGS: 'paper', the paper's model exactly; 'front-end', the "
-        "trainability study's front end); and jit_compile (default "
+        given_by_preset=True,
+        help="JSON object of architecture overrides merged over the preset's model (the "
+        "trainability study's front end, model_config.PRESET_MODEL), e.g. '{\"num_heads\": 4}' "
+        "(ranges checked: architecture.MODEL_RANGES), or the name of a model config "
+        "(model_config.MODEL_CONFIGS: 'paper', the paper's model exactly; 'front-end'; "
+        "'pre-front-end', the presets' model before the front end); and jit_compile (default "
         "true: the model runs as one XLA computation, jax.jit on JAX; false for TensorFlow's "
         "graph executor, no jit on JAX; on PyTorch, the keras engine and rllib-new run eager "
         "whatever it says)",
@@ -306,10 +317,11 @@ class RunArguments:
         """The arguments of a run of the preset named `preset` (`PRESETS`) with `changes` on top.
 
         `changes` are fields of `RunArguments` (None: not given). The preset gives the fields
-        declared `given_by_preset` that it holds (`env`, `env_config`, `overrides`, and any other
-        such field): a value given replaces the preset's, but an `env_config` is merged over its
-        env config and `overrides` over its IMPALA overrides (`preset_overrides`: an lr alone
-        replaces its schedule too).
+        declared `given_by_preset` that it holds (`env`, `env_config`, `model_overrides`,
+        `overrides`, and any other such field): a value given replaces the preset's, but an
+        `env_config` is merged over its env config, `model_overrides` over its model and
+        `overrides` over its IMPALA overrides (`preset_overrides`: an lr alone replaces its
+        schedule too).
         """
         if preset not in PRESETS:
             raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {preset!r}.")
@@ -328,6 +340,9 @@ class RunArguments:
                 **by_preset,
                 **given,
                 "env_config": {**chosen["env_config"], **dict(given.get("env_config") or {})},
+                "model_overrides": copy.deepcopy(
+                    {**chosen["model_overrides"], **dict(given.get("model_overrides") or {})}
+                ),
                 "overrides": preset_overrides(chosen, given.get("overrides")),
             }
         )
@@ -427,6 +442,8 @@ def run_argument_flags(arguments, reference, exclude=()):
     flags = []
     for field in dataclasses.fields(RunArguments):
         mine, theirs = getattr(arguments, field.name), getattr(reference, field.name)
+        if field.name == "model_overrides":  # an option left out is the architecture's default
+            mine, theirs = with_architecture_defaults(mine), with_architecture_defaults(theirs)
         if field.name in exclude or mine == theirs:
             continue
         declared = declaration(field)

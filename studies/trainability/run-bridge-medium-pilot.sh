@@ -6,7 +6,8 @@
 # (run-bridge-medium-front-end-pilot.sh: the front end's pilot).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-REMEDY='{"entity_norm": true, "mlp_units": [256]}'
+# The remedy on the architecture's defaults, whole: the presets' own model is the front end.
+REMEDY='{"entity_norm": true, "mlp_units": [256], "centre_pixels": false, "conv_filters": [12, 24]}'
 MODEL=${MODEL:-$REMEDY}
 OUT=${OUT:-studies/trainability/results/bridge-medium-pilot}
 for agent in relational simplicial; do

@@ -5,7 +5,8 @@
 # (run-bridge-small-front-end.sh: bridge-small with the front end).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-REMEDY='{"entity_norm": true, "mlp_units": [256]}'
+# The remedy on the architecture's defaults, whole: the presets' own model is the front end.
+REMEDY='{"entity_norm": true, "mlp_units": [256], "centre_pixels": false, "conv_filters": [12, 24]}'
 MODEL=${MODEL:-$REMEDY}
 OUT=${OUT:-studies/trainability/results/bridge-small}
 for seed in ${SEEDS:-1 2 3 4 5 6 7 8}; do

@@ -81,11 +81,11 @@ def test_an_engine_benchmark_names_a_preset_it_does_not_know(capsys):
 
 
 def test_an_engine_benchmark_measures_the_keras_engine_on_the_presets_recipe():
-    arguments = benchmark_arguments("bridge-small", "simplicial", {"entity_norm": True})
+    arguments = benchmark_arguments("bridge-small", "simplicial", {"num_heads": 4})
     reference = RunArguments.from_preset("bridge-small", "simplicial")
     assert arguments.engine == "keras" and arguments.seed == 1
     assert arguments.num_envs_per_env_runner == BENCHMARK_BOARDS
-    assert arguments.model_overrides == {"entity_norm": True}
+    assert arguments.model_overrides == {**reference.model_overrides, "num_heads": 4}
     assert arguments.env_config == reference.env_config
     assert arguments.overrides == {**reference.overrides, "min_time_s_per_iteration": 0}
 

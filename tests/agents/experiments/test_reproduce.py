@@ -11,6 +11,7 @@ import pytest
 from keras_simplicial.agents.experiments import findings, report, setting, throughput
 from keras_simplicial.agents.experiments.reproduce import ReproduceOptions
 from keras_simplicial.agents.experiments.statistics import compare_seeds
+from keras_simplicial.agents.model.model_config import PAPER_MODEL
 
 AGENTS = ("relational", "simplicial")
 
@@ -217,14 +218,21 @@ def test_set_up_declares_every_deviation_from_the_paper():
         "vtrace_clip_rho_threshold": 1.0,
     }
     assert dict(kept) == {**table_1_kept, "grad_clip": 40.0}
-    # At the paper's scale only the architecture and the actors differ.
+    # At the paper's scale only the architecture (the block's two options and the presets' front
+    # end, in PAPER_DEFAULTS's order) and the actors differ; with the paper's model, the actors.
     options = ReproduceOptions(preset="paper")
     rows, _ = setting.paper_deviations(options, {"CPU x 2"})
+    front_end = ("conv_filters", "mlp_units", "entity_norm", "centre_pixels")
     assert [what for what, *_ in rows] == [
         "2-simplicial logits",
         "gain on the 2-simplicial branch",
+        *(f"`{option}`" for option in front_end),
         "actors",
     ]
+    paper = ReproduceOptions(
+        preset="paper", arguments=RunArguments.from_preset("paper", model_overrides=PAPER_MODEL)
+    )
+    assert [what for what, *_ in setting.paper_deviations(paper, {"CPU x 2"})[0]] == ["actors"]
 
 
 def test_an_option_given_its_papers_value_is_no_deviation_whatever_its_form():

@@ -98,3 +98,29 @@ def test_the_verdict_names_the_engines_it_compares():
         names=("the old stack", "the Keras engine"),
     )
     assert results["relational"]["verdict"] == "interim: the Keras engine lacks seeds 3, 4, 5"
+
+
+def test_a_sweep_trains_the_model_of_the_committed_sweeps():
+    """Re-run, the parity sweeps train the model their committed runs trained (the presets' model
+    before the front end), whatever the presets' model is now."""
+    import argparse
+    import json
+    from pathlib import Path
+
+    import keras_simplicial_cli as cli
+    from keras_simplicial.agents.commands.arguments import given_run_arguments
+    from keras_simplicial.agents.model.model_config import with_architecture_defaults
+    from keras_simplicial.agents.training.run_arguments import RunArguments
+
+    results = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "stack-parity"
+    given = argparse.Namespace(
+        agents=["relational"], seeds=[1], stop_timesteps=600_000, eval_episodes=1000,
+        out="runs", budget=None,
+    )  # fmt: skip
+    for stack in script.STACKS:
+        command = script.sweep_command(stack, given)
+        args = cli.build_parser().parse_args(command[command.index("sweep") :])
+        model = RunArguments.from_preset(args.preset, **given_run_arguments(args)).model_overrides
+        curve = json.loads((results / stack / "learning_curve.json").read_text(encoding="utf-8"))
+        committed = curve["options"]["arguments"]["model_overrides"]
+        assert model == with_architecture_defaults(committed), stack

@@ -146,6 +146,20 @@ def test_the_command_line_maps_every_flag_to_a_setting(tmp_path):
         parser.parse_args(["dagger", "--out", "r", "--horizon", "0"])
 
 
+def test_a_new_run_trains_the_preset_s_model_with_the_model_config_over_it():
+    from keras_simplicial.agents.model.model_config import PAPER_MODEL, PRESET_MODEL
+
+    config = DaggerConfig.from_preset(agent="simplicial", preset="bridge-small", seed=2)
+    assert (config.agent, config.preset, config.seed) == ("simplicial", "bridge-small", 2)
+    assert config.model_overrides == PRESET_MODEL
+    given = DaggerConfig.from_preset(model_overrides={"num_heads": 4})
+    assert given.model_overrides == {**PRESET_MODEL, "num_heads": 4}
+    assert DaggerConfig.from_preset(model_overrides=PAPER_MODEL).model_overrides == PAPER_MODEL
+    assert DaggerConfig().model_overrides == {}  # read back from dagger.json: as it was written
+    with pytest.raises(ValueError, match="preset must be one of"):
+        DaggerConfig.from_preset(preset="huge")
+
+
 def test_a_run_without_its_resumable_state_says_it_cannot_resume(small_run, tmp_path):
     import shutil
 

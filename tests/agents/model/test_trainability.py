@@ -20,6 +20,9 @@ from keras_simplicial.agents.model.model_config import (  # noqa: E402
     FRONT_END_MODEL,
     MODEL_CONFIGS,
     PAPER_MODEL,
+    PRE_FRONT_END_MODEL,
+    PRESET_MODEL,
+    with_architecture_defaults,
 )
 from keras_simplicial.agents.model.trainability import (  # noqa: E402
     FeatureHealth,
@@ -136,6 +139,22 @@ def test_the_paper_model_config_turns_off_every_option_that_is_not_the_papers():
     assert params["entity_norm"] is False
     assert params["mlp_kernel_initializer"] == "glorot_uniform"
     assert params["centre_pixels"] is False
+    assert list(params["conv_filters"]) == [12, 24]
+    assert list(params["mlp_units"]) == [256, 256, 256, 256]
+    # It sets every option the presets' model sets, so that merged over it, it is the paper's.
+    assert set(PRESET_MODEL) <= set(PAPER_MODEL)
+
+
+def test_the_presets_earlier_model_is_the_architecture_s_defaults():
+    """`pre-front-end` (and `with_architecture_defaults`, which fills in a run.json written before
+    the presets gave a model) holds the architecture's defaults of every option the presets'
+    model sets."""
+    assert MODEL_CONFIGS["pre-front-end"] == PRE_FRONT_END_MODEL
+    assert set(PRE_FRONT_END_MODEL) == set(PRESET_MODEL)
+    for key, value in PRE_FRONT_END_MODEL.items():
+        default = PAPER_DEFAULTS[key]
+        assert (list(default) if isinstance(default, tuple) else default) == value, key
+    assert with_architecture_defaults({"num_heads": 4}) == {**PRE_FRONT_END_MODEL, "num_heads": 4}
 
 
 def test_centre_pixels_scales_the_board_to_minus_one_one_instead_of_zero_one():
@@ -179,7 +198,8 @@ def test_model_config_on_the_command_line_takes_a_name_or_json():
     front_end["conv_filters"].append(256)  # a copy down to its lists: the named config stays
     assert FRONT_END_MODEL["conv_filters"] == [128, 128]
     assert parse('{"entity_norm": true}') == {"entity_norm": True}
-    with pytest.raises(argparse.ArgumentTypeError, match=r"one of \['front-end', 'paper'\]"):
+    names = r"one of \['front-end', 'paper', 'pre-front-end'\]"
+    with pytest.raises(argparse.ArgumentTypeError, match=names):
         parse("papers")
 
 

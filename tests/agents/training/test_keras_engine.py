@@ -235,11 +235,13 @@ def test_a_new_run_starts_from_a_saved_policys_weights_and_refuses_another_model
 
     with pytest.raises(ValueError, match="is a relational agent; the run trains a simplicial"):
         open_keras_engine(dataclasses.replace(started, agent="simplicial"), None)
-    spelt_out = {**TINY["model_overrides"], "mlp_units": [256, 256, 256, 256]}  # the default
+    # The preset's model spelt out in another form is the same model; without its entity norm,
+    # another one.
+    spelt_out = {**started.model_overrides, "mlp_units": (256,), "num_heads": 2}
     open_keras_engine(dataclasses.replace(started, model_overrides=spelt_out), None)
-    remedy = {**TINY["model_overrides"], "entity_norm": True}
-    with pytest.raises(ValueError, match=r"another architecture: entity_norm False \(run: True\)"):
-        open_keras_engine(dataclasses.replace(started, model_overrides=remedy), None)
+    other = {**started.model_overrides, "entity_norm": False}
+    with pytest.raises(ValueError, match=r"another architecture: entity_norm True \(run: False\)"):
+        open_keras_engine(dataclasses.replace(started, model_overrides=other), None)
     wider = {**arguments.env_config, "cols": arguments.env_config["cols"] + 1}
     with pytest.raises(ValueError, match="sees boards of shape"):
         open_keras_engine(dataclasses.replace(started, env_config=wider), None)

@@ -1,5 +1,6 @@
 """RunArguments: run.json written and read back, also the run.json files of earlier versions."""
 
+import dataclasses
 import json
 
 import pytest
@@ -179,12 +180,54 @@ def test_a_preset_holds_only_fields_it_may_give_and_a_value_given_replaces_its_o
     from keras_simplicial.agents.training.presets import PRESETS
     from keras_simplicial.agents.training.run_arguments import preset_given_fields
 
-    assert {"env", "env_config", "overrides"} <= set(preset_given_fields())
+    assert {"env", "env_config", "model_overrides", "overrides"} <= set(preset_given_fields())
     for name, preset in PRESETS.items():
         assert set(preset) <= set(preset_given_fields()), name
     replaced = RunArguments.from_preset("easy", env="BridgeBoxWorld-v0")
     assert replaced.env == "BridgeBoxWorld-v0"
     assert replaced.env_config == PRESETS["easy"]["env_config"]
+
+
+def test_a_preset_gives_its_model_and_the_model_config_goes_on_top():
+    from keras_simplicial.agents.model.model_config import (
+        FRONT_END_MODEL,
+        PAPER_MODEL,
+        PRE_FRONT_END_MODEL,
+        PRESET_MODEL,
+    )
+    from keras_simplicial.agents.training.presets import PRESETS
+
+    assert PRESET_MODEL == FRONT_END_MODEL
+    for name in PRESETS:
+        assert RunArguments.from_preset(name).model_overrides == PRESET_MODEL, name
+    given = RunArguments.from_preset("easy", model_overrides={"num_heads": 4, "entity_norm": False})
+    assert given.model_overrides == {**PRESET_MODEL, "num_heads": 4, "entity_norm": False}
+    # A named config gives each option the preset's model sets, so it is that model whole.
+    assert RunArguments.from_preset("easy", model_overrides=PAPER_MODEL).model_overrides == {
+        **PAPER_MODEL
+    }
+    earlier = RunArguments.from_preset("bridge-small", model_overrides=PRE_FRONT_END_MODEL)
+    assert earlier.model_overrides == PRE_FRONT_END_MODEL
+    # The run's model is its own copy: changing it leaves the preset as it is.
+    given.model_overrides["conv_filters"].append(8)
+    assert PRESETS["easy"]["model_overrides"]["conv_filters"] == [128, 128]
+
+
+def test_a_run_json_of_the_presets_earlier_model_loads_as_it_trained(tmp_path):
+    """Written before the presets gave a model, a run.json holds only what its --model-config
+    changed of the architecture's defaults: read back, it is those changes alone (the model it
+    trained), and the command line that makes it from a preset names the earlier model whole."""
+    from keras_simplicial.agents.model.model_config import PRE_FRONT_END_MODEL, PRESET_MODEL
+    from keras_simplicial.agents.training.run_arguments import run_argument_flags
+
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({**EARLIER_RUN, "model_overrides": {"num_heads": 4}}))
+    arguments = RunArguments.read(path)
+    assert arguments.model_overrides == {"num_heads": 4}
+    a_preset_s = dataclasses.replace(arguments, model_overrides=dict(PRESET_MODEL))
+    flags = run_argument_flags(arguments, a_preset_s)
+    assert flags[0] == "--model-config" and len(flags) == 2
+    assert json.loads(flags[1].strip("'")) == {**PRE_FRONT_END_MODEL, "num_heads": 4}
 
 
 def test_the_model_config_is_split_once():
@@ -196,8 +239,6 @@ def test_the_model_config_is_split_once():
 
 
 def test_every_field_declares_a_flag_a_default_a_range_and_help():
-    import dataclasses
-
     from keras_simplicial.agents.training.run_arguments import declaration
 
     flags = []
