@@ -45,6 +45,7 @@ from keras_simplicial.agents.imitation.labelled_play import (
     oracle_moves,
     play_labelled,
 )
+from keras_simplicial.agents.training.checkpoints import KERAS_POLICY_FILE
 
 #: Board seeds (episode k plays `reset(seed=...)`): the held-out oracle states from
 #: `HELD_OUT_SEED`, the validation games from the greedy check's seed, and the training boards
@@ -197,6 +198,17 @@ def run_dagger(config, out, *, log=print):
     config = directory.start(config)
     env_id, env_config = config.env
     history, state = directory.read_progress()
+    if state is not None and (directory.state_dir / KERAS_POLICY_FILE).is_file():
+        # What a crash after a round's state left behind. A finished run committed with a study
+        # keeps no weights in its state: it has its round's files already.
+        directory.complete_round(history, state)
+    if directory.finished(config, history, state):
+        log(
+            f"{out} is finished: {len(history['rounds'])} round(s), "
+            f"{history['rounds'][-1]['labelled_moves']:,} labelled moves (--rounds or "
+            "--max-labelled-moves continue it)"
+        )
+        return history
     probe = play_labelled(
         oracle_moves(np.random.default_rng(0)),
         env_id,
@@ -209,7 +221,6 @@ def run_dagger(config, out, *, log=print):
         episodes = None
         state = {"round": 0, "epoch": 0, "collected": False, "next_board": 0}
     else:
-        directory.complete_round(history, state)
         learner.load(directory.state_dir)
         episodes = LabelledEpisodes.load(directory.state_dir / "episodes.npz", env_id, env_config)
         log(

@@ -111,6 +111,17 @@ class DaggerDirectory:
             if old.is_dir() and old != folder:
                 shutil.rmtree(old)
 
+    def finished(self, config, history, state):
+        """Whether the newest state (`read_progress`) is the end of a run set up by `config`:
+        every round done, or the labelled moves at `config.max_labelled_moves` after a round."""
+        if state is None or state["collected"]:
+            return False
+        if state["round"] > config.rounds:
+            return True
+        return bool(history["rounds"]) and (
+            history["rounds"][-1]["labelled_moves"] >= config.max_labelled_moves
+        )
+
     def complete_round(self, history, state):
         """What `save_round` writes after a round's state, made from that state: OUT/policy.keras,
         and OUT/best/ where the round was the best. Does nothing unless the newest state is a

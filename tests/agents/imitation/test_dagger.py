@@ -160,16 +160,37 @@ def test_a_new_run_trains_the_preset_s_model_with_the_model_config_over_it():
         DaggerConfig.from_preset(preset="huge")
 
 
-def test_a_run_without_its_resumable_state_says_it_cannot_resume(small_run, tmp_path):
+def test_a_finished_run_committed_without_its_weights_resumes_as_finished(small_run, tmp_path):
     import shutil
 
-    out, _, _ = small_run
+    out, history, _ = small_run
     copy = tmp_path / "finished"
     shutil.copytree(out, copy)
-    state = DaggerDirectory(copy).state_dir
-    (state / "optimizer.npz").unlink()
-    with pytest.raises(FileNotFoundError, match="holds no optimizer.npz: the run cannot resume"):
-        run_dagger(DaggerConfig(**SMALL), copy, log=lambda line: None)
+    directory = DaggerDirectory(copy)
+    # As a study commits a finished run: its models, history and episodes, not what only a
+    # resume needs.
+    (directory.state_dir / "optimizer.npz").unlink()
+    (directory.state_dir / "policy.keras").unlink()
+    models = {
+        path: path.read_bytes()
+        for path in (directory.policy_file, directory.best_dir / "policy.keras")
+    }
+    lines = []
+    assert run_dagger(DaggerConfig(**SMALL), copy, log=lines.append) == history
+    assert lines == [
+        f"{copy} is finished: 1 round(s), {history['rounds'][0]['labelled_moves']:,} labelled "
+        "moves (--rounds or --max-labelled-moves continue it)"
+    ]
+    assert all(path.read_bytes() == data for path, data in models.items())
+    # Capped by its labelled moves rather than its rounds, it is finished too.
+    capped = DaggerConfig(**{**SMALL, "rounds": 3, "max_labelled_moves": 100})
+    directory.extend(capped)
+    assert run_dagger(capped, copy, log=lambda line: None) == history
+    # Continued with more of either, it needs the weights it was not committed with.
+    more = DaggerConfig(**{**SMALL, "rounds": 1})
+    directory.extend(more)
+    with pytest.raises(FileNotFoundError, match="holds no policy.keras or optimizer.npz: the run"):
+        run_dagger(more, copy, log=lambda line: None)
 
 
 def test_resume_keeps_the_settings_and_a_new_run_needs_a_free_directory(small_run, capsys):
