@@ -28,8 +28,9 @@ The run stops after ``rounds`` learner rounds or once ``max_labelled_moves`` hav
 Accuracy counts the greedy action as right when it is in the optimal set.
 
 The run directory (`DaggerDirectory`): run.json (the model and environment, as a training run's),
-dagger.json (this config), history.json (per round and epoch), policy.keras (the latest model) and
-best/policy.keras, and state/ with what a resume needs (written after every epoch, atomically).
+dagger.json (this config), history.json (per round and epoch), code.json (the commit and source
+hash of each process that trained it), policy.keras (the latest model) and best/policy.keras, and
+state/ with what a resume needs (written after every epoch, atomically).
 `keras-simplicial evaluate OUT` (or OUT/best), `inventory` and the figures load the models.
 """
 
@@ -209,6 +210,7 @@ def run_dagger(config, out, *, log=print):
             "--max-labelled-moves continue it)"
         )
         return history
+    directory.record_code(state)
     probe = play_labelled(
         oracle_moves(np.random.default_rng(0)),
         env_id,

@@ -3,6 +3,8 @@
     OUT/run.json             the model and its environment (`RunArguments`, as a training run's)
     OUT/dagger.json          the run's `DaggerConfig`
     OUT/history.json         per round: labelled moves, epochs (loss, accuracies), greedy games
+    OUT/code.json            which code (commit, source hash) trained from which round and epoch
+                             on (`record_code`), one entry per process that trained
     OUT/policy.keras         the model after the last complete round (`evaluate OUT`)
     OUT/best/policy.keras    the model of the round with the best greedy validation score
     OUT/state/LATEST         names the newest state folder, OUT/state/<n>/: policy.keras,
@@ -37,6 +39,7 @@ class DaggerDirectory:
         self.config_file = self.out / "dagger.json"
         self.run_file = self.out / "run.json"
         self.history_file = self.out / "history.json"
+        self.code_file = self.out / "code.json"
         self.policy_file = self.out / KERAS_POLICY_FILE
         self.best_dir = self.out / "best"
         self.states = self.out / "state"
@@ -67,6 +70,36 @@ class DaggerDirectory:
         atomic_write_json(self.config_file, config.to_json())
         config.run_arguments().write(self.run_file)
         return config
+
+    def record_code(self, state):
+        """Notes that this process's code (`provenance()`: the commit and the source hash) trains
+        the run from `state` (`read_progress`'s; None for a new run) on; entries of processes that
+        started at or after that point saved nothing a resume keeps, and go."""
+        from keras_simplicial.agents.provenance import provenance
+
+        at = _position(state)
+        entries = [e for e in self.read_code() if _position(e) < at]
+        entries.append({**_fields(state), "code": provenance()})
+        atomic_write_json(self.code_file, entries, indent=1)
+
+    def read_code(self):
+        """`record_code`'s entries, oldest first ([] for a run from before they existed).
+
+        Raises:
+            ValueError: naming the file, when it is damaged.
+        """
+        if not self.code_file.is_file():
+            return []
+        try:
+            entries = json.loads(self.code_file.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{self.code_file} is damaged: {error}.") from None
+        if not isinstance(entries, list) or not all(
+            isinstance(e, dict) and {"round", "collected", "epoch", "code"} <= set(e)
+            for e in entries
+        ):
+            raise ValueError(f"{self.code_file} is damaged: not a list of code entries.")
+        return entries
 
     def extend(self, config):
         """Rewrites dagger.json of a run continued with more rounds or labelled moves."""
@@ -149,3 +182,20 @@ class DaggerDirectory:
             self.best_dir.mkdir(exist_ok=True)
             atomic_copy_file(self.state_dir / KERAS_POLICY_FILE, self.best_dir / KERAS_POLICY_FILE)
             atomic_write_json(self.best_dir / "best.json", history["best"])
+
+
+def _fields(state):
+    """Where a run stands: {"round", "collected" (its moves are in), "epoch"}; a new run's for
+    None."""
+    state = state or {"round": 0, "collected": False, "epoch": 0}
+    return {
+        "round": int(state["round"]),
+        "collected": bool(state["collected"]),
+        "epoch": int(state["epoch"]) if state["collected"] else 0,
+    }
+
+
+def _position(state):
+    """`_fields` as a tuple that orders a run's points in time."""
+    fields = _fields(state)
+    return fields["round"], fields["collected"], fields["epoch"]

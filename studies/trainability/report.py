@@ -571,14 +571,17 @@ def figure_lines(path, alt):
 
 def code_records(folder=RESULTS):
     """The `provenance()` record of every result file under `folder`: each supervised run's
-    run.json (one per process that trained it), each RL run's machines.json (one per start) and
-    each run's entry of a diagnosis.json."""
+    run.json (one per process that trained it), each RL run's machines.json (one per start), each
+    DAgger run's code.json (one per process that trained it) and each run's entry of a
+    diagnosis.json."""
     found = []
     for path in sorted(Path(folder).rglob("run.json")):
         if "checkpoints" in path.parts or "checkpoint" in path.parts:
             continue
         found += json.loads(path.read_text(encoding="utf-8")).get("provenance") or []
     for path in sorted(Path(folder).rglob("machines.json")):
+        found += [entry["code"] for entry in json.loads(path.read_text(encoding="utf-8"))]
+    for path in sorted(Path(folder).rglob("code.json")):
         found += [entry["code"] for entry in json.loads(path.read_text(encoding="utf-8"))]
     for path in sorted(Path(folder).rglob("diagnosis.json")):
         entries = json.loads(path.read_text(encoding="utf-8"))
@@ -587,6 +590,33 @@ def code_records(folder=RESULTS):
         entries = json.loads((Path(folder) / FRONT_END_INIT.name).read_text(encoding="utf-8"))
         found += [entry["provenance"] for entry in entries]
     return found
+
+
+# What the session that made a run without a code record said of its code; no file of the run says
+# it.
+UNRECORDED_CODE = {
+    "bridge-medium-dagger/relational-seed1": "trained in a clean checkout of 00c4726, by its "
+    "session's note",
+}
+
+
+def unrecorded_dagger_lines(folder=RESULTS):
+    """A note on the DAgger runs under `folder` that hold no code.json: DAgger runs recorded no
+    code before it existed, and none is added after the fact."""
+    runs = sorted(
+        path.parent.relative_to(folder).as_posix()
+        for path in Path(folder).rglob("dagger.json")
+        if not (path.parent / "code.json").exists()
+    )
+    if not runs:
+        return []
+    said = [f"{run} was {UNRECORDED_CODE[run]}." for run in runs if run in UNRECORDED_CODE]
+    return [
+        f"No code record: {', '.join(runs)}. DAgger runs wrote none before code.json existed "
+        "(`DaggerDirectory.record_code`), and none has been added after the fact."
+        + "".join(f" {sentence}" for sentence in said),
+        "",
+    ]
 
 
 def page(records):
@@ -769,6 +799,7 @@ def page(records):
         "",
         *code_lines(code_records()),
         "",
+        *unrecorded_dagger_lines(),
     ]
     conclusion = RESULTS / "conclusion.md"
     if conclusion.exists():

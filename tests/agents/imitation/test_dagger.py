@@ -231,3 +231,45 @@ def test_a_resume_makes_again_what_a_crash_after_a_rounds_state_left_behind(tmp_
     (state_dir / "policy.keras").write_bytes(b"an epoch of round 3")
     directory.complete_round(history, {"round": 3, "collected": True, "epoch": 1})
     assert directory.policy_file.read_bytes() == b"round 2's model"
+
+
+def test_each_process_that_trains_a_run_records_its_code(small_run, tmp_path):
+    import shutil
+
+    from keras_simplicial.agents.provenance import provenance
+
+    out, _, _ = small_run
+    (entry,) = DaggerDirectory(out).read_code()
+    assert {key: entry[key] for key in ("round", "collected", "epoch")} == {
+        "round": 0,
+        "collected": False,
+        "epoch": 0,
+    }
+    assert entry["code"] == provenance()
+    # A finished run resumed trains nothing, so records nothing.
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    run_dagger(DaggerConfig(**SMALL), copy, log=lambda line: None)
+    assert DaggerDirectory(copy).read_code() == [entry]
+
+
+def test_a_code_record_replaces_those_of_processes_that_saved_nothing(tmp_path):
+    directory = DaggerDirectory(tmp_path / "run")
+    directory.out.mkdir()
+    directory.record_code(None)
+    directory.record_code({"round": 1, "collected": True, "epoch": 3})
+    # This process saved nothing after round 1's third epoch: the next one starts there again.
+    directory.record_code({"round": 1, "collected": True, "epoch": 3})
+    directory.record_code({"round": 2, "collected": False, "epoch": 7})
+    entries = directory.read_code()
+    assert [(e["round"], e["collected"], e["epoch"]) for e in entries] == [
+        (0, False, 0),
+        (1, True, 3),
+        (2, False, 0),
+    ]
+    # A resume from an earlier point (a state folder restored by hand) drops the later records.
+    directory.record_code({"round": 1, "collected": False, "epoch": 0})
+    assert [(e["round"], e["collected"]) for e in directory.read_code()] == [(0, False), (1, False)]
+    directory.code_file.write_text("[{")
+    with pytest.raises(ValueError, match="code.json is damaged"):
+        directory.read_code()
