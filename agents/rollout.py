@@ -120,6 +120,7 @@ def play_episodes(
     max_steps=None,
     end_cycles=False,
     mask_blocked_moves=False,
+    observe=None,
 ):
     """Plays `episodes` episodes with `policy`, yielding a `Step` per step of the batch.
 
@@ -138,6 +139,9 @@ def play_episodes(
         mask_blocked_moves: choose among the moves the board lets through only (what a run
             trained with `--mask-blocked-moves` does); `Step.probabilities` are then those of
             the masked policy.
+        observe: called as ``observe(core, boards)`` before each move is chosen, with the state
+            it is chosen in (the `BoxWorldCore` of all boards, and those with an episode): what
+            an analysis judges each move by (`analysis.learner_errors`).
     """
     episodes = int(episodes)
     if episodes < 1:
@@ -171,6 +175,8 @@ def play_episodes(
         # Every board is evaluated and stepped, also those without an episode left (their rows
         # are never looked at): one batch size, so a compiled model is compiled once.
         observations = core.obs.copy()
+        if observe is not None:
+            observe(core, boards)
         outputs = policy(observations)
         logits = np.asarray(outputs[0] if isinstance(outputs, tuple) else outputs)
         if mask_blocked_moves:

@@ -168,6 +168,7 @@ def test_the_docs_show_every_command():
         "inventory",
         "plot-types",
         "policy-map",
+        "errors",
         "imitate",
         "dagger",
         "held-keys",

@@ -3,8 +3,8 @@ one light module per group (`keras_simplicial_cli` builds the parser from `COMMA
 
     training.py     train (and --resume), export-policy
     inspection.py   evaluate and the looks inside: plot, summary, visualize, explain, probe,
-                    inventory, plot-types, policy-map, imitate, held-keys,
-                    held-keys-budget
+                    inventory, plot-types, policy-map, errors, imitate,
+                    held-keys, held-keys-budget
     experiments.py  sweep, reproduce, dagger
     play.py         play
     arguments.py    what they share: `Command`, the value parsers, the flags generated from

@@ -1,6 +1,6 @@
 """The commands that look at an agent: `evaluate` and the looks inside (`plot`, `summary`,
-`visualize`, `explain`, `probe`, `inventory`, `plot-types`, `policy-map`) and the questions
-asked of fresh models (`imitate`, `held-keys`, `held-keys-budget`).
+`visualize`, `explain`, `probe`, `inventory`, `plot-types`, `policy-map`, `errors`) and the
+questions asked of fresh models (`imitate`, `held-keys`, `held-keys-budget`).
 
 What they print and what `--output` writes is one analysis result (`analysis/results.py`): its
 `to_markdown()` and its `to_dict()`.
@@ -376,6 +376,35 @@ def policy_map(args):
     return 0
 
 
+def errors_arguments(parser):
+    add_checkpoint_argument(parser)
+    parser.add_argument("--episodes", type=positive_int, default=1000)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="the boards: episode k is reset(seed=SEED + k)"
+    )
+    parser.add_argument("--num-envs", type=positive_int, default=32)
+    add_env_config_argument(parser)
+    add_output_argument(parser)
+
+
+def errors(args):
+    from keras_simplicial.agents.analysis.learner_errors import learner_errors
+
+    agent, env_id, env_config = load_agent(args)
+    result = learner_errors(
+        agent.logits,
+        env_id,
+        env_config,
+        episodes=args.episodes,
+        seed=args.seed,
+        num_envs=args.num_envs,
+        mask_blocked_moves=agent.mask_blocked_moves,
+    )
+    print(result.to_markdown())
+    save_result(result, args.output)
+    return 0
+
+
 def imitate_arguments(parser):
     add_preset_argument(parser, default="bridge-medium")
     add_agent_argument(parser)
@@ -622,6 +651,14 @@ COMMANDS = (
         policy_map,
         "the policy's action probabilities with the player on each free tile "
         "of one board: does it know where it is?",
+    ),
+    Command(
+        "errors",
+        errors_arguments,
+        errors,
+        "where greedy play leaves the shortest way to the Gem: each move on the policy's own "
+        "states judged by the step-optimal oracle, per stage and puzzle type, and the first "
+        "wrong move of each lost episode",
     ),
     Command(
         "imitate",
