@@ -32,6 +32,7 @@ from collections import Counter
 import numpy as np
 
 from keras_simplicial.agents.analysis.results import Result, cell, markdown_table
+from keras_simplicial.agents.provenance import provenance
 from keras_simplicial.agents.rollout import play_episodes
 from keras_simplicial.envs.step_oracle import UNREACHABLE, StepOracle
 
@@ -48,7 +49,7 @@ class LearnerErrors(Result):
     {"moves", "accuracy" (optimal moves / moves), and each of `KINDS`: its share of the moves};
     by_type's entries also hold "episodes", "wins" and "win_rate". first_errors counts the lost
     episodes by their first wrong move, "stage/kind" -> episodes; first_error_steps_to_gem is the
-    median of the oracle's steps to the Gem at those moves.
+    median of the oracle's steps to the Gem at those moves (None without a lost episode).
     """
 
     env: str
@@ -65,6 +66,7 @@ class LearnerErrors(Result):
     first_errors: dict
     first_error_steps_to_gem: float
     won_with_wrong_moves: int
+    code: dict  # the code that measured it (`provenance()`: commit and source hash)
 
     @property
     def win_rate(self):
@@ -244,4 +246,5 @@ def _result(env_id, env_config, episodes, seed, kinds, by_stage, by_type, moves_
         first_errors=dict(sorted(first_errors.items())),
         first_error_steps_to_gem=float(np.median(first_steps)) if first_steps else None,
         won_with_wrong_moves=won_with_wrong,
+        code=provenance(),
     )

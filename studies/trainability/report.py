@@ -572,8 +572,8 @@ def figure_lines(path, alt):
 def code_records(folder=RESULTS):
     """The `provenance()` record of every result file under `folder`: each supervised run's
     run.json (one per process that trained it), each RL run's machines.json (one per start), each
-    DAgger run's code.json (one per process that trained it) and each run's entry of a
-    diagnosis.json."""
+    DAgger run's code.json (one per process that trained it), each `keras-simplicial errors`
+    result and each run's entry of a diagnosis.json."""
     found = []
     for path in sorted(Path(folder).rglob("run.json")):
         if "checkpoints" in path.parts or "checkpoint" in path.parts:
@@ -583,6 +583,8 @@ def code_records(folder=RESULTS):
         found += [entry["code"] for entry in json.loads(path.read_text(encoding="utf-8"))]
     for path in sorted(Path(folder).rglob("code.json")):
         found += [entry["code"] for entry in json.loads(path.read_text(encoding="utf-8"))]
+    for path in sorted(Path(folder).rglob("errors_*.json")):
+        found.append(json.loads(path.read_text(encoding="utf-8"))["code"])
     for path in sorted(Path(folder).rglob("diagnosis.json")):
         entries = json.loads(path.read_text(encoding="utf-8"))
         found += [entry["code"] for entry in entries if isinstance(entry, dict) and "code" in entry]

@@ -99,3 +99,4 @@ def test_every_lost_episode_has_a_first_wrong_move_and_the_outcomes_are_evaluate
     assert text.startswith("Greedy play on 60 fresh boards of BridgeBoxWorld-v0")
     assert "lost episodes" in text and "| stage | detour | fatal | blocked |" in text
     assert json.loads(json.dumps(result.to_dict()))["kinds"] == result.kinds
+    assert result.code["source_sha256"] is not None  # the code that measured it

@@ -412,7 +412,8 @@ def test_the_page_counts_the_code_records_of_every_kind_of_run(tmp_path):
     (tmp_path / "rl" / "machines.json").write_text(
         json.dumps([{"from_iteration": 0, "code": record}])
     )
-    assert module.code_records(tmp_path) == [record] * 3
+    (tmp_path / "dagger" / "errors_best_length2.json").write_text(json.dumps({"code": record}))
+    assert module.code_records(tmp_path) == [record] * 4
     # A DAgger run without code.json is named, not counted.
     (tmp_path / "dagger" / "dagger.json").write_text("{}")
     (tmp_path / "old").mkdir()
