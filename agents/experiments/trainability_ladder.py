@@ -8,6 +8,7 @@ from these; run-ladder.sh asks `rung_1_passed` before it starts a rung-2 run.
     rung_1_answer(rung_1)      # {"answer": "rung 2" or "stop", "passed": [...]}, or None (open)
     rung_2 = rung_2_runs("studies/trainability/results/bridge-medium-from-dagger", rung_1)
     rung_2_answer(rung_2[0])   # "kept", "lost" or None (still training)
+    errors_reading(rung_1[0])  # errors-plan.md's readings of a rung-1 run's errors, or None
 """
 
 import json
@@ -24,6 +25,11 @@ RUNG_2_STEPS = 5_000_000  # ladder-plan.md, rung 2 (run-ladder.sh trains this ma
 # --env-config '{"min_solution_length": 2}'`): of rung 1's best model, of rung 2's checkpoints.
 BEST_LENGTH_2 = "evaluation_best_greedy_length2.json"
 FINAL_LENGTH_2 = "evaluation_final_greedy_length2.json"
+# errors-plan.md: where rung 1's best model errs (`keras-simplicial errors`, the same episodes as
+# BEST_LENGTH_2), and how that is read when rung 1 stops the ladder.
+ERRORS = "errors_best_length2.json"
+OFF_PATH_GAP = 0.05  # held-out oracle-state accuracy minus own-state accuracy above this: off path
+ONE_DECISION = 0.5  # a (stage, kind) cell holding this share of lost episodes' first wrong moves
 
 
 def read_json(path):
@@ -40,7 +46,9 @@ def dagger_runs(folder):
     """One dict per DAgger run of rung 1 (`OUT` of `keras-simplicial dagger`): agent, seed, the
     rounds planned and complete, the labelled moves so far and their cap, the best round and its
     validation score (greedy on 500 length-2 boards), and `length_2`: the best model's evaluation
-    on 1,000 fresh length-2 episodes (None until the run has finished and been evaluated)."""
+    on 1,000 fresh length-2 episodes (None until the run has finished and been evaluated);
+    `held_out_accuracy`, the best round's last epoch's on the held-out oracle states; `errors`,
+    the best model's `keras-simplicial errors` result on those episodes (None until measured)."""
     runs = []
     for run_dir in sorted(Path(folder).glob("*-seed*")):
         config = read_json(run_dir / "dagger.json")
@@ -49,6 +57,7 @@ def dagger_runs(folder):
         history = read_json(run_dir / "history.json") or {"rounds": [], "best": None}
         complete = [r for r in history["rounds"] if "greedy" in r]
         best = history.get("best")
+        best_round = None if best is None else history["rounds"][best["round"]]
         runs.append(
             {
                 "agent": config["agent"],
@@ -60,6 +69,10 @@ def dagger_runs(folder):
                 "best_round": None if best is None else best["round"],
                 "best_validation": None if best is None else best["score"],
                 "length_2": read_json(run_dir / BEST_LENGTH_2),
+                "held_out_accuracy": None
+                if best_round is None
+                else best_round["epochs"][-1]["held_out_accuracy"],
+                "errors": read_json(run_dir / ERRORS),
             }
         )
     return runs
@@ -74,6 +87,80 @@ def rung_1_answer(runs):
         return None
     passed = [agent for agent in AGENTS if rates[agent] >= PASSES]
     return {"answer": "rung 2" if passed else "stop", "passed": passed}
+
+
+def errors_reading(run):
+    """errors-plan.md's two readings of a rung-1 run's errors, None before they are measured:
+    {"gap": held-out oracle-state accuracy minus the accuracy on its own states, "off_path": gap
+    above `OFF_PATH_GAP`, "first_error": the commonest first wrong move of a lost episode
+    ("stage/kind"), "first_error_share": its share of them, "one_decision": that share at least
+    `ONE_DECISION`}."""
+    errors = run["errors"]
+    if errors is None or run["held_out_accuracy"] is None:
+        return None
+    gap = run["held_out_accuracy"] - errors["accuracy"]
+    first, count = max(errors["first_errors"].items(), key=lambda item: item[1], default=(None, 0))
+    share = count / errors["lost"] if errors["lost"] else 0.0
+    return {
+        "gap": gap,
+        "off_path": gap > OFF_PATH_GAP,
+        "first_error": first,
+        "first_error_share": share,
+        "one_decision": share >= ONE_DECISION,
+    }
+
+
+def errors_lines(runs):
+    """errors-plan.md's part of the trainability page: each rung-1 run's readings, its
+    `keras-simplicial errors` tables, and, once rung 1 has stopped the ladder, what they say."""
+    from keras_simplicial.agents.analysis.learner_errors import LearnerErrors
+
+    measured = [run for run in runs if errors_reading(run) is not None]
+    if not measured:
+        return ["Not measured yet (`run-ladder.sh` measures each rung-1 run once it has finished)."]
+    lines = [
+        "| agent | seed | accuracy on its own states | on the held-out oracle states (best round) "
+        f"| gap | off the path (gap > {OFF_PATH_GAP}) | commonest first wrong move of a lost "
+        f"episode (stage/kind) | one decision (share >= {ONE_DECISION}) | won with a wrong "
+        "move |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    ordered = sorted(measured, key=lambda r: (AGENTS.index(r["agent"]), r["seed"]))
+    for run in ordered:
+        reading, errors = errors_reading(run), run["errors"]
+        lines.append(
+            f"| {run['agent']} | {run['seed']} | {errors['accuracy']:.3f} | "
+            f"{run['held_out_accuracy']:.3f} | {reading['gap']:.3f} | "
+            f"{'yes' if reading['off_path'] else 'no'} | {reading['first_error'] or '-'}: "
+            f"{reading['first_error_share']:.3f} | {'yes' if reading['one_decision'] else 'no'} | "
+            f"{errors['won_with_wrong_moves']} of {errors['wins']} won |"
+        )
+    for run in ordered:
+        fields = {k: v for k, v in run["errors"].items() if k in LearnerErrors.__dataclass_fields__}
+        lines += [
+            "",
+            f"{run['agent']} seed {run['seed']}:",
+            "",
+            LearnerErrors(**fields).to_markdown(),
+        ]
+    answer = rung_1_answer(runs)
+    if answer is not None and answer["answer"] == "stop" and len(ordered) == len(runs):
+        off = [run["agent"] for run in ordered if errors_reading(run)["off_path"]]
+        one = [run["agent"] for run in ordered if errors_reading(run)["one_decision"]]
+        lines += [
+            "",
+            "**What the errors say** (errors-plan.md, rung 1 having stopped the ladder): "
+            + (f"off the oracle's path: {', '.join(off)}; " if off else "off the path: neither; ")
+            + (f"one decision: {', '.join(one)}." if one else "one decision: neither.")
+            + (
+                " Neither reading holds: the wrong moves are spread over the stages and kinds, "
+                "and the learner's own states are predicted about as well as the oracle's."
+                if not off and not one
+                else ""
+            )
+            + " The next step is planned in its own file before its runs.",
+        ]
+    return lines
 
 
 def rung_2_runs(folder, rung_1):

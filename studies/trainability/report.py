@@ -22,6 +22,7 @@ from keras_simplicial.agents.experiments.trainability_ladder import (
     KEEPS,
     RUNG_2_STEPS,
     dagger_runs,
+    errors_lines,
     rung_1_lines,
     rung_2_lines,
     rung_2_runs,
@@ -781,6 +782,15 @@ def page(records):
         f"passes at {LADDER_PASSES}.",
         "",
         *rung_1_lines(rung_1),
+        "",
+        "**Where the rung-1 models err** ([errors-plan.md](errors-plan.md), committed before its "
+        "measurements were recorded): each best model plays the same 1,000 length-2 episodes "
+        "greedily, every move judged by the step-optimal oracle (`keras-simplicial errors`): "
+        "optimal, a detour, fatal (the Gem lost) or blocked (a move that changes nothing); the "
+        "stage is the number of objects of the solution paths opened before the move. Read only "
+        "if rung 1 stops the ladder.",
+        "",
+        *errors_lines(rung_1),
         "",
         "**Rung 2: does RL keep a policy that solves length 2?** RL on bridge-medium "
         "started from each rung-1 model that passes (every weight from it, the value head "

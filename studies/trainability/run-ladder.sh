@@ -2,7 +2,7 @@
 # The ladder on no-go (ladder-plan.md): runs only when the committed results call for it
 # (front-end-rl-plan.md, section 3: both pilots said no-go), with the model they name (the front
 # end's). Rung 1: tie-aware DAgger with it, relational then simplicial, each best model
-# evaluated greedily on 1,000 length-2 episodes. Rung 2: RL started from each rung-1 model that won
+# evaluated greedily on 1,000 length-2 episodes and its errors measured (errors-plan.md). Rung 2: RL started from each rung-1 model that won
 # at least 0.9 of them, 5M steps, then the same evaluation of its best and final checkpoints.
 # Resumable: run it again to go on.
 set -euo pipefail
@@ -33,6 +33,9 @@ for agent in relational simplicial; do
       --seed 1 --model-config "$MODEL" --out "$dagger"
   fi
   length2 "$dagger/best" "$dagger/evaluation_best_greedy_length2.json"
+  # errors-plan.md: where its greedy play goes wrong, on the same episodes (it trains nothing).
+  [ -f "$dagger/errors_best_length2.json" ] || nice -n 19 .venv/bin/keras-simplicial errors \
+    "$dagger/best" --episodes 1000 --env-config "$LENGTH_2" --output "$dagger/errors_best_length2.json"
 done
 for agent in relational simplicial; do
   dagger="$RESULTS/bridge-medium-dagger/$agent-seed1"

@@ -10,8 +10,11 @@ import pytest
 
 from keras_simplicial.agents.experiments.trainability_ladder import (
     BEST_LENGTH_2,
+    ERRORS,
     FINAL_LENGTH_2,
     dagger_runs,
+    errors_lines,
+    errors_reading,
     rung_1_answer,
     rung_1_lines,
     rung_1_passed,
@@ -167,3 +170,54 @@ def test_rung_2_waits_for_a_model_that_passes_rung_1(tmp_path):
     assert rung_2_lines([], failed)[0].startswith("Runs only for an agent")
     passed = dagger_runs(rung_1(tmp_path / "c", win_rates={"relational": 0.95, "simplicial": 0.5}))
     assert rung_2_lines([], passed) == ["Not started yet (`studies/trainability/run-ladder.sh`)."]
+
+
+COMMITTED_RUNG_1 = ROOT / "studies" / "trainability" / "results" / "bridge-medium-dagger"
+
+
+def errors_with(first_errors, lost, accuracy):
+    """The committed relational rung-1 run's errors, with its first wrong moves, lost episodes
+    and own-state accuracy replaced."""
+    errors = json.loads((COMMITTED_RUNG_1 / "relational-seed1" / ERRORS).read_text())
+    return {**errors, "first_errors": first_errors, "lost": lost, "accuracy": accuracy}
+
+
+def test_the_errors_are_read_by_errors_plan_s_two_rules(tmp_path):
+    folder = rung_1(tmp_path, win_rates={"relational": 0.5, "simplicial": 0.4})
+    runs = dagger_runs(folder)
+    # The earlier runs' best round (8 of both), its last epoch.
+    assert [run["held_out_accuracy"] for run in runs] == [0.9512, 0.9435]
+    assert errors_reading(runs[0]) is None and errors_lines(runs)[0].startswith("Not measured")
+    cases = {
+        # 0.9512 - 0.88 > 0.05: off the path; no cell holds half the first wrong moves.
+        "relational": errors_with({"1/detour": 40, "2/detour": 30, "3/blocked": 30}, 100, 0.88),
+        # On the path (a gap of 0.0235); half of them at stage 2, detours: one decision.
+        "simplicial": errors_with({"2/detour": 50, "3/fatal": 50}, 100, 0.92),
+    }
+    for agent, errors in cases.items():
+        (folder / f"{agent}-seed1" / ERRORS).write_text(json.dumps(errors))
+    runs = dagger_runs(folder)
+    relational, simplicial = (errors_reading(run) for run in runs)
+    assert relational["off_path"] and not relational["one_decision"]
+    assert (relational["first_error"], relational["first_error_share"]) == ("1/detour", 0.4)
+    assert simplicial["one_decision"] and not simplicial["off_path"]
+    lines = errors_lines(runs)
+    assert lines[2].startswith("| relational | 1 | 0.880 | 0.951 | 0.071 | yes | 1/detour: 0.400 |")
+    assert lines[-1].startswith(
+        "**What the errors say** (errors-plan.md, rung 1 having stopped the ladder): off the "
+        "oracle's path: relational; one decision: simplicial."
+    )
+    # While rung 1 has not stopped the ladder, they are shown and not read.
+    (folder / "simplicial-seed1" / BEST_LENGTH_2).write_text(
+        json.dumps(evaluation("simplicial", 0.95))
+    )
+    assert not any(
+        line.startswith("**What the errors say**") for line in errors_lines(dagger_runs(folder))
+    )
+
+
+def test_the_committed_rung_1_errors_are_the_evaluation_s_episodes():
+    (run,) = [r for r in dagger_runs(COMMITTED_RUNG_1) if r["agent"] == "relational"]
+    assert run["errors"]["wins"] == run["length_2"]["overall"]["wins"]
+    for label, entry in run["errors"]["by_type"].items():
+        assert entry["wins"] == run["length_2"]["per_puzzle_type"][label]["wins"]

@@ -347,6 +347,7 @@ done
 case $command in
   dagger) mkdir -p "$out/best"; echo {} > "$out/dagger.json" ;;
   evaluate) echo "{\"overall\": {\"win_rate\": $WIN}}" > "$output" ;;
+  errors) echo {} > "$output" ;;
   train)
     mkdir -p "$out/checkpoints"; echo {} > "$out/run.json"
     printf 'training_iteration,timesteps\n1,%s\n' "$stop" > "$out/metrics.csv"
@@ -384,7 +385,7 @@ def ladder(root, win=0.95):
 def test_the_ladder_resumes_its_rungs_and_leaves_finished_runs_as_they_are(tmp_path):
     runs = tmp_path / "studies" / "trainability" / "results" / "bridge-medium-from-dagger"
     first = ladder(tmp_path)
-    assert first == ["dagger", "evaluate"] * 2 + ["train", "evaluate", "evaluate"] * 2
+    assert first == ["dagger", "evaluate", "errors"] * 2 + ["train", "evaluate", "evaluate"] * 2
     assert ladder(tmp_path) == ["dagger --resume"] * 2  # all finished: nothing trains again
     cut = runs / "relational-seed1"  # cut off before its first checkpoint: started again
     shutil.rmtree(cut / "checkpoints")
@@ -394,7 +395,8 @@ def test_the_ladder_resumes_its_rungs_and_leaves_finished_runs_as_they_are(tmp_p
     assert ladder(tmp_path) == ["dagger --resume"] * 2 + ["train", "evaluate", "evaluate"]
     (runs / "simplicial-seed1" / "metrics.csv").write_text("training_iteration,timesteps\n1,10\n")
     assert ladder(tmp_path) == ["dagger --resume"] * 2 + ["train --resume"]
-    assert ladder(tmp_path / "failed", win=0.5) == ["dagger", "evaluate"] * 2  # no rung 2
+    # No rung 2; the errors are measured on each rung-1 run all the same (errors-plan.md).
+    assert ladder(tmp_path / "failed", win=0.5) == ["dagger", "evaluate", "errors"] * 2
 
 
 def test_the_page_counts_the_code_records_of_every_kind_of_run(tmp_path):
