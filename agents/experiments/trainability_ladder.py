@@ -113,8 +113,6 @@ def errors_reading(run):
 def errors_lines(runs):
     """errors-plan.md's part of the trainability page: each rung-1 run's readings, its
     `keras-simplicial errors` tables, and, once rung 1 has stopped the ladder, what they say."""
-    from keras_simplicial.agents.analysis.learner_errors import LearnerErrors
-
     measured = [run for run in runs if errors_reading(run) is not None]
     if not measured:
         return ["Not measured yet (`run-ladder.sh` measures each rung-1 run once it has finished)."]
@@ -135,14 +133,7 @@ def errors_lines(runs):
             f"{reading['first_error_share']:.3f} | {'yes' if reading['one_decision'] else 'no'} | "
             f"{errors['won_with_wrong_moves']} of {errors['wins']} won |"
         )
-    for run in ordered:
-        fields = {k: v for k, v in run["errors"].items() if k in LearnerErrors.__dataclass_fields__}
-        lines += [
-            "",
-            f"{run['agent']} seed {run['seed']}:",
-            "",
-            LearnerErrors(**fields).to_markdown(),
-        ]
+    lines += errors_tables(ordered)
     answer = rung_1_answer(runs)
     if answer is not None and answer["answer"] == "stop" and len(ordered) == len(runs):
         off = [run["agent"] for run in ordered if errors_reading(run)["off_path"]]
@@ -161,6 +152,54 @@ def errors_lines(runs):
             + " The next step is planned in its own file before its runs.",
         ]
     return lines
+
+
+def errors_tables(runs):
+    """`keras-simplicial errors`'s tables of each of `runs` (dicts with "agent", "seed" and
+    "errors", its result as saved), each under its name."""
+    from keras_simplicial.agents.analysis.learner_errors import LearnerErrors
+
+    lines = []
+    for run in runs:
+        fields = {k: v for k, v in run["errors"].items() if k in LearnerErrors.__dataclass_fields__}
+        lines += [
+            "",
+            f"{run['agent']} seed {run['seed']}:",
+            "",
+            LearnerErrors(**fields).to_markdown(),
+        ]
+    return lines
+
+
+def rl_errors_lines(folder):
+    """errors-plan.md's description of RL runs in `folder` (AGENT-seedN/errors_best_length2.json,
+    their best policies on the same episodes): a row per run, then its tables; read by no rule."""
+    runs = []
+    for run_dir in sorted(Path(folder).glob("*-seed*")):
+        errors = read_json(run_dir / ERRORS)
+        if errors is not None:
+            agent, seed = run_dir.name.rsplit("-seed", 1)
+            runs.append({"agent": agent, "seed": int(seed), "errors": errors})
+    if not runs:
+        return ["Not measured."]
+    runs.sort(key=lambda r: (AGENTS.index(r["agent"]), r["seed"]))
+    lines = [
+        "| agent | seed | won | accuracy on its own states | commonest first wrong move of a "
+        "lost episode (stage/kind) | won with a wrong move |",
+        "|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        errors = run["errors"]
+        first, count = max(
+            errors["first_errors"].items(), key=lambda item: item[1], default=("-", 0)
+        )
+        share = count / errors["lost"] if errors["lost"] else 0.0
+        lines.append(
+            f"| {run['agent']} | {run['seed']} | {errors['wins'] / errors['episodes']:.3f} | "
+            f"{errors['accuracy']:.3f} | {first}: {share:.3f} | "
+            f"{errors['won_with_wrong_moves']} of {errors['wins']} won |"
+        )
+    return lines + errors_tables(runs)
 
 
 def rung_2_runs(folder, rung_1):

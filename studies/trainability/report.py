@@ -23,6 +23,7 @@ from keras_simplicial.agents.experiments.trainability_ladder import (
     RUNG_2_STEPS,
     dagger_runs,
     errors_lines,
+    rl_errors_lines,
     rung_1_lines,
     rung_2_lines,
     rung_2_runs,
@@ -791,6 +792,11 @@ def page(records):
         "if rung 1 stops the ladder.",
         "",
         *errors_lines(rung_1),
+        "",
+        "The same measure on the front-end pilot's RL runs (their best policies, the same "
+        "episodes), to describe where RL's best policy leaves the shortest way; no rule reads it:",
+        "",
+        *rl_errors_lines(FRONT_END_PILOT),
         "",
         "**Rung 2: does RL keep a policy that solves length 2?** RL on bridge-medium "
         "started from each rung-1 model that passes (every weight from it, the value head "

@@ -15,6 +15,7 @@ from keras_simplicial.agents.experiments.trainability_ladder import (
     dagger_runs,
     errors_lines,
     errors_reading,
+    rl_errors_lines,
     rung_1_answer,
     rung_1_lines,
     rung_1_passed,
@@ -221,3 +222,13 @@ def test_the_committed_rung_1_errors_are_the_evaluation_s_episodes():
     assert run["errors"]["wins"] == run["length_2"]["overall"]["wins"]
     for label, entry in run["errors"]["by_type"].items():
         assert entry["wins"] == run["length_2"]["per_puzzle_type"][label]["wins"]
+
+
+def test_the_rl_pilots_errors_are_described_beside_their_evaluation(tmp_path):
+    folder = ROOT / "studies" / "trainability" / "results" / "bridge-medium-front-end-pilot"
+    lines = rl_errors_lines(folder)
+    for agent, line in zip(("relational", "simplicial"), lines[2:4]):
+        evaluation = json.loads((folder / f"{agent}-seed1" / BEST_LENGTH_2).read_text())
+        assert line.startswith(f"| {agent} | 1 | {evaluation['overall']['win_rate']:.3f} | 0.")
+    assert "relational seed 1:" in lines and "simplicial seed 1:" in lines
+    assert rl_errors_lines(tmp_path) == ["Not measured."]
