@@ -60,6 +60,19 @@ def dagger_arguments(parser):
         "--rounds", type=int, default=None, help="learner rounds after round 0 (0: cloning only)"
     )
     parser.add_argument("--learning-rate", type=float, default=None, help="Adam's, each round")
+    parser.add_argument(
+        "--labels-from",
+        default=None,
+        metavar="RUN",
+        help="round 0 trains on the labelled episodes of this DAgger run instead of new oracle "
+        "games (same environment)",
+    )
+    parser.add_argument(
+        "--labels-share",
+        type=float,
+        default=None,
+        help="the share of --labels-from's episodes taken, in (0, 1] (default 1)",
+    )
 
 
 def given_dagger_settings(args):

@@ -313,6 +313,8 @@ def _collect(learner, config, round_index, state, board_base, rng):
         state["next_board"] += count
         return seeds
 
+    if round_index == 0 and config.labels_from:
+        return _labels_from(config), None
     if round_index == 0:
         return (
             play_labelled(
@@ -347,6 +349,30 @@ def _collect(learner, config, round_index, state, board_base, rng):
     for part in parts[1:]:
         new = new.extend(part)
     return new, round(learner.accuracy(new.observations, new.labels), 4)
+
+
+def _labels_from(config):
+    """Round 0's episodes of a run set up with `labels_from`: a `labels_share` of that run's
+    labelled episodes (its newest state's), whole episodes in an order fixed by `seed`, so that a
+    smaller share's episodes are among a larger one's."""
+    import math
+
+    source = DaggerDirectory(config.labels_from)
+    if not source.exists or source.state_dir is None:
+        raise FileNotFoundError(
+            f"labels_from {config.labels_from!r} is not a DAgger run with labelled episodes "
+            "(no dagger.json, or no state/LATEST)."
+        )
+    if source.read_config().env != config.env:
+        raise ValueError(
+            f"labels_from {config.labels_from!r} was labelled on {source.read_config().env}, not "
+            f"on this run's environment {config.env}."
+        )
+    env_id, env_config = config.env
+    episodes = LabelledEpisodes.load(source.state_dir / "episodes.npz", env_id, env_config)
+    order = np.random.default_rng(config.seed).permutation(len(episodes.seeds))
+    taken = order[: math.ceil(config.labels_share * len(order))]
+    return episodes.select(np.sort(taken))
 
 
 def _epoch(learner, episodes, config, state, rng):

@@ -35,6 +35,11 @@ class DaggerConfig:
         held_out_episodes: boards of the held-out oracle states (accuracy on unseen boards).
         validation_episodes: validation games after each round, on the preset's puzzles and on
             its length-2 puzzles each.
+        labels_from: a DAgger run directory whose labelled episodes round 0 trains on instead
+            of the oracle's new ones ("": the oracle plays `oracle_episodes` boards), on the
+            same environment; e.g. a fresh model on what another run has labelled.
+        labels_share: the share of `labels_from`'s episodes taken, whole episodes drawn by a
+            permutation fixed by `seed` (a smaller share's episodes are among a larger one's).
     """
 
     agent: str = "relational"
@@ -54,6 +59,8 @@ class DaggerConfig:
     max_epochs: int = 12
     held_out_episodes: int = 300
     validation_episodes: int = 500
+    labels_from: str = ""
+    labels_share: float = 1.0
 
     def __post_init__(self):
         if self.agent not in AGENTS:
@@ -78,6 +85,14 @@ class DaggerConfig:
             raise ValueError(f"rounds must be an int >= 0, got {self.rounds!r}.")
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}.")
+        if not isinstance(self.labels_from, str):
+            raise ValueError(f"labels_from must be a path (str), got {self.labels_from!r}.")
+        if isinstance(self.labels_share, bool) or not (
+            isinstance(self.labels_share, (int, float)) and 0 < self.labels_share <= 1
+        ):
+            raise ValueError(f"labels_share must be in (0, 1], got {self.labels_share!r}.")
+        if self.labels_share != 1 and not self.labels_from:
+            raise ValueError("labels_share needs labels_from: the run whose labels it shares.")
         if not 0 <= self.min_improvement < 1:
             raise ValueError(f"min_improvement must be in [0, 1), got {self.min_improvement!r}.")
 

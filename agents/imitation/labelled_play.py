@@ -71,6 +71,26 @@ class LabelledEpisodes:
             )
         )
 
+    def select(self, episodes):
+        """A new set of the episodes at indices `episodes`, in that order, with their
+        observations and labels where these have them."""
+        episodes = np.asarray(episodes, np.int64).reshape(-1)
+        offsets = np.concatenate([[0], np.cumsum(self.lengths)])
+        moves = (
+            np.concatenate([np.arange(offsets[e], offsets[e + 1]) for e in episodes])
+            if episodes.size
+            else np.zeros(0, np.int64)
+        )
+        return LabelledEpisodes(
+            seeds=self.seeds[episodes],
+            players=self.players[episodes],
+            rounds=self.rounds[episodes],
+            lengths=self.lengths[episodes],
+            actions=self.actions[moves],
+            observations=None if self.observations is None else self.observations[moves],
+            labels=None if self.labels is None else self.labels[moves],
+        )
+
     def save(self, path):
         """The episodes (not their observations or labels) as a compressed .npz."""
         np.savez_compressed(

@@ -273,3 +273,47 @@ def test_a_code_record_replaces_those_of_processes_that_saved_nothing(tmp_path):
     directory.code_file.write_text("[{")
     with pytest.raises(ValueError, match="code.json is damaged"):
         directory.read_code()
+
+
+def test_a_run_can_train_on_a_nested_share_of_another_runs_labels(small_run, tmp_path):
+    import math
+
+    from keras_simplicial.agents.imitation.labelled_play import LabelledEpisodes
+
+    out, history, _ = small_run
+    source = DaggerDirectory(out)
+    env_id, env_config = DaggerConfig(**SMALL).env
+    labelled = LabelledEpisodes.load(source.state_dir / "episodes.npz", env_id, env_config)
+    seeds = {}
+    for share in (0.5, 1.0):
+        config = DaggerConfig(
+            **{**SMALL, "max_epochs": 1, "labels_from": str(out), "labels_share": share}
+        )
+        run = tmp_path / f"share-{share}"
+        (round0,) = run_dagger(config, run, log=lambda line: None)["rounds"]
+        taken = LabelledEpisodes.load(
+            DaggerDirectory(run).state_dir / "episodes.npz", env_id, env_config
+        )
+        assert len(taken.seeds) == math.ceil(len(labelled.seeds) * share)
+        assert round0["labelled_moves"] == round0["new_moves"] == len(taken)
+        # Whole episodes, each with the moves and labels the source gave it.
+        first = int(np.flatnonzero(labelled.seeds == taken.seeds[0])[0])
+        mine = labelled.select([first])
+        np.testing.assert_array_equal(taken.labels[: len(mine)], mine.labels)
+        seeds[share] = set(taken.seeds.tolist())
+    assert seeds[0.5] < seeds[1.0] == set(labelled.seeds.tolist())
+    assert len(labelled) == history["rounds"][0]["labelled_moves"]
+
+
+def test_labels_from_must_be_a_run_on_the_same_environment(small_run, tmp_path):
+    out, _, _ = small_run
+    with pytest.raises(ValueError, match="labels_share must be in \\(0, 1\\]"):
+        DaggerConfig(labels_from=str(out), labels_share=0.0)
+    with pytest.raises(ValueError, match="labels_share needs labels_from"):
+        DaggerConfig(labels_share=0.5)
+    missing = DaggerConfig(**{**SMALL, "labels_from": str(tmp_path / "none")})
+    with pytest.raises(FileNotFoundError, match="is not a DAgger run with labelled episodes"):
+        run_dagger(missing, tmp_path / "a", log=lambda line: None)
+    other = DaggerConfig(**{**SMALL, "preset": "bridge-small", "labels_from": str(out)})
+    with pytest.raises(ValueError, match="was labelled on .*not on this run's environment"):
+        run_dagger(other, tmp_path / "b", log=lambda line: None)

@@ -1,5 +1,7 @@
 """Episodes labelled with the step-optimal oracle's moves, and their replay from seeds and moves."""
 
+import dataclasses
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -91,3 +93,20 @@ def test_a_greedy_learner_stops_at_its_first_repeated_state():
     assert list(played.lengths) == [1, 1, 1] and (played.actions == 0).all()
     with pytest.raises(ValueError, match="player must be one of"):
         play_labelled(None, "BridgeBoxWorld-v0", MEDIUM, [0], horizon=5, player="human")
+
+
+def test_a_selection_is_whole_episodes_and_replays_as_itself():
+    played = play_labelled(
+        oracle_moves(np.random.default_rng(3)), "BridgeBoxWorld-v0", MEDIUM, [7, 8, 9], horizon=50
+    )
+    chosen = played.select([2, 0])
+    assert list(chosen.seeds) == [9, 7] and list(chosen.lengths) == [
+        played.lengths[2],
+        played.lengths[0],
+    ]
+    again = replay(
+        dataclasses.replace(chosen, observations=None, labels=None), "BridgeBoxWorld-v0", MEDIUM
+    )
+    np.testing.assert_array_equal(again.observations, chosen.observations)
+    np.testing.assert_array_equal(again.labels, chosen.labels)
+    assert len(played.select([])) == 0
