@@ -2,13 +2,16 @@
 tie-aware DAgger with the front end's model (results/bridge-medium-dagger/AGENT-seed1), and rung 2,
 RL started from each rung-1 model that wins `PASSES` of the length-2 episodes
 (results/bridge-medium-from-dagger/AGENT-seed1). The study's report.py writes the page's section
-from these; run-ladder.sh asks `rung_1_passed` before it starts a rung-2 run.
+from these; run-ladder.sh asks `rung_1_passed` before it starts a rung-2 run. After rung 1, where
+it stops the ladder: where its models err (errors-plan.md, `errors_reading`) and the label curve
+(label-curve-plan.md, results/label-curve/AGENT-share-S, which run-label-curve.sh trains).
 
     rung_1 = dagger_runs("studies/trainability/results/bridge-medium-dagger")
     rung_1_answer(rung_1)      # {"answer": "rung 2" or "stop", "passed": [...]}, or None (open)
     rung_2 = rung_2_runs("studies/trainability/results/bridge-medium-from-dagger", rung_1)
     rung_2_answer(rung_2[0])   # "kept", "lost" or None (still training)
     errors_reading(rung_1[0])  # errors-plan.md's readings of a rung-1 run's errors, or None
+    label_curve_answer(label_curve_runs("studies/trainability/results/label-curve"), "relational")
 """
 
 import json
@@ -28,6 +31,11 @@ FINAL_LENGTH_2 = "evaluation_final_greedy_length2.json"
 # errors-plan.md: where rung 1's best model errs (`keras-simplicial errors`, the same episodes as
 # BEST_LENGTH_2), and how that is read when rung 1 stops the ladder.
 ERRORS = "errors_best_length2.json"
+# label-curve-plan.md: the shares of a rung-1 run's labelled episodes fresh models train on, and
+# the differences of the length-2 greedy win rate that read the curve.
+LABEL_SHARES = (0.25, 0.5, 1.0)
+GROWS = 0.05  # W(1.0) - W(0.5) and W(0.5) - W(0.25) both at least this: the labels limit it
+FLAT = 0.02  # W(1.0) - W(0.5) below this: twice the labels do not help
 OFF_PATH_GAP = 0.05  # held-out oracle-state accuracy minus own-state accuracy above this: off path
 ONE_DECISION = 0.5  # a (stage, kind) cell holding this share of lost episodes' first wrong moves
 
@@ -200,6 +208,87 @@ def rl_errors_lines(folder):
             f"{errors['won_with_wrong_moves']} of {errors['wins']} won |"
         )
     return lines + errors_tables(runs)
+
+
+def label_curve_runs(folder):
+    """One dict per run of label-curve-plan.md (`folder`/AGENT-share-S): agent, share, labelled
+    moves, the last epoch's training and held-out accuracy (None before its round ends), and the
+    greedy length-2 win rate and own-state accuracy of its model on rung 1's 1,000 episodes
+    (None until measured)."""
+    runs = []
+    for run_dir in sorted(Path(folder).glob("*-share-*")):
+        config = read_json(run_dir / "dagger.json")
+        if config is None:
+            continue
+        history = read_json(run_dir / "history.json") or {"rounds": []}
+        done = [r for r in history["rounds"] if "greedy" in r]
+        last = done[0]["epochs"][-1] if done else None
+        evaluation, errors = read_json(run_dir / BEST_LENGTH_2), read_json(run_dir / ERRORS)
+        runs.append(
+            {
+                "agent": config["agent"],
+                "share": config["labels_share"],
+                "labelled_moves": done[0]["labelled_moves"] if done else None,
+                "train_accuracy": None if last is None else last["train_accuracy"],
+                "held_out_accuracy": None if last is None else last["held_out_accuracy"],
+                "length_2": None if evaluation is None else evaluation["overall"]["win_rate"],
+                "own_state_accuracy": None if errors is None else errors["accuracy"],
+            }
+        )
+    return sorted(runs, key=lambda r: (AGENTS.index(r["agent"]), r["share"]))
+
+
+def label_curve_answer(runs, agent):
+    """label-curve-plan.md's reading of `agent`'s curve once every share is evaluated (None
+    before): "grows", "flat" or "neither" (reported as it is)."""
+    rates = {r["share"]: r["length_2"] for r in runs if r["agent"] == agent}
+    if set(rates) != set(LABEL_SHARES) or None in rates.values():
+        return None
+    quarter, half, whole = (rates[share] for share in LABEL_SHARES)
+    # Win rates are counts over 1,000 episodes: differences rounded, so that 0.45 - 0.40 is 0.05.
+    first, last = round(half - quarter, 9), round(whole - half, 9)
+    if last >= GROWS and first >= GROWS:
+        return "grows"
+    if last < FLAT:
+        return "flat"
+    return "neither"
+
+
+def label_curve_lines(runs, rung_1):
+    """label-curve-plan.md's part of the trainability page: a row per run, each agent's reading,
+    and rung 1's model beside the fresh one on all its labels."""
+    if not runs:
+        return ["Not started (`run-label-curve.sh`: only once rung 1 has stopped the ladder)."]
+    lines = [
+        "| agent | share | labelled moves | training accuracy | held-out accuracy (oracle states) "
+        "| length 2, greedy (1,000 episodes) | accuracy on its own states |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        moves = "-" if run["labelled_moves"] is None else f"{run['labelled_moves']:,}"
+        lines.append(
+            f"| {run['agent']} | {run['share']} | {moves} | {cell(run['train_accuracy'])} | "
+            f"{cell(run['held_out_accuracy'])} | {cell(run['length_2'])} | "
+            f"{cell(run['own_state_accuracy'])} |"
+        )
+    rung_1_rates = {
+        r["agent"]: r["length_2"]["overall"]["win_rate"] for r in rung_1 if r["length_2"]
+    }
+    lines.append("")
+    for agent in AGENTS:
+        answer = label_curve_answer(runs, agent)
+        beside = (
+            f" Rung 1's model, which saw the same labels over its rounds, won "
+            f"{rung_1_rates[agent]:.3f}."
+            if agent in rung_1_rates
+            else ""
+        )
+        lines.append(
+            f"- {agent}: "
+            + ("open: not every share evaluated." if answer is None else f"**{answer}**.")
+            + beside
+        )
+    return lines
 
 
 def rung_2_runs(folder, rung_1):

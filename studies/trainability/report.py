@@ -19,10 +19,15 @@ import sys
 from pathlib import Path
 
 from keras_simplicial.agents.experiments.trainability_ladder import (
+    FLAT,
+    GROWS,
     KEEPS,
+    LABEL_SHARES,
     RUNG_2_STEPS,
     dagger_runs,
     errors_lines,
+    label_curve_lines,
+    label_curve_runs,
     rl_errors_lines,
     rung_1_lines,
     rung_2_lines,
@@ -340,6 +345,7 @@ CURVES = STUDY / "figures" / "bridge-small-curves.png"
 PILOT = RESULTS / "bridge-medium-pilot"
 PILOT_CURVES = STUDY / "figures" / "bridge-medium-pilot-curves.png"
 FRONT_END_PILOT = RESULTS / "bridge-medium-front-end-pilot"
+LABEL_CURVE = RESULTS / "label-curve"  # label-curve-plan.md
 FRONT_END_PILOT_CURVES = STUDY / "figures" / "bridge-medium-front-end-pilot-curves.png"
 BRIDGE_SMALL_FRONT_END = RESULTS / "bridge-small-front-end"
 BRIDGE_SMALL_FRONT_END_CURVES = STUDY / "figures" / "bridge-small-front-end-curves.png"
@@ -797,6 +803,16 @@ def page(records):
         "episodes), to describe where RL's best policy leaves the shortest way; no rule reads it:",
         "",
         *rl_errors_lines(FRONT_END_PILOT),
+        "",
+        "**After rung 1: does the model's length-2 play grow with its labels?** By "
+        "[label-curve-plan.md](label-curve-plan.md) (committed before its runs), only once rung 1 "
+        "has stopped the ladder: fresh models on nested shares "
+        f"({', '.join(str(s) for s in LABEL_SHARES)}) of each agent's rung-1 labels, one round "
+        "with DaggerConfig's defaults, each greedily on rung 1's 1,000 length-2 episodes; "
+        f"**grows** when each doubling adds at least {GROWS}, **flat** when the last adds less "
+        f"than {FLAT}.",
+        "",
+        *label_curve_lines(label_curve_runs(LABEL_CURVE), rung_1),
         "",
         "**Rung 2: does RL keep a policy that solves length 2?** RL on bridge-medium "
         "started from each rung-1 model that passes (every weight from it, the value head "

@@ -2,7 +2,8 @@
 # The trainability study's RL campaigns in front-end-rl-plan.md's order, from where they stand:
 # the first bridge-medium pilot (run-bridge-medium-pilot.sh), the front end's pilot, bridge-small
 # with the front end, the easy preset with it where bridge-small held (defaults-plan.md), then
-# what the committed results call for (`report.py --campaign`): the comparison or the ladder.
+# what the committed results call for (`report.py --campaign`): the comparison or the ladder
+# (and after its rung 1, where that stops it, the label curve: label-curve-plan.md).
 # Each step resumes its runs and skips the finished ones; one that refuses (the step before it has
 # not decided) or fails stops the chain. Run it again to go on.
 set -euo pipefail
@@ -17,7 +18,10 @@ next=$(.venv/bin/python "$STUDY/report.py" --campaign |
   .venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)["campaign"])')
 case "$next" in
   comparison) exec bash "$STUDY/run-bridge-medium-comparison.sh" ;;
-  ladder) exec bash "$STUDY/run-ladder.sh" ;;
+  ladder)
+    bash "$STUDY/run-ladder.sh"
+    exec bash "$STUDY/run-label-curve.sh" # runs only once rung 1 has stopped the ladder
+    ;;
   *)
     echo "The committed results call for '$next' after bridge-small with the front end." >&2
     exit 1

@@ -12,9 +12,13 @@ from keras_simplicial.agents.experiments.trainability_ladder import (
     BEST_LENGTH_2,
     ERRORS,
     FINAL_LENGTH_2,
+    LABEL_SHARES,
     dagger_runs,
     errors_lines,
     errors_reading,
+    label_curve_answer,
+    label_curve_lines,
+    label_curve_runs,
     rl_errors_lines,
     rung_1_answer,
     rung_1_lines,
@@ -232,3 +236,111 @@ def test_the_rl_pilots_errors_are_described_beside_their_evaluation(tmp_path):
         assert line.startswith(f"| {agent} | 1 | {evaluation['overall']['win_rate']:.3f} | 0.")
     assert "relational seed 1:" in lines and "simplicial seed 1:" in lines
     assert rl_errors_lines(tmp_path) == ["Not measured."]
+
+
+def curve_run(folder, agent, share, win_rate=None):
+    """A label-curve run in `folder` with the committed relational rung-1 run's round 0 as its
+    one round and, where given, its length-2 evaluation winning `win_rate`."""
+    source = COMMITTED_RUNG_1 / "relational-seed1"
+    run = folder / f"{agent}-share-{share}"
+    run.mkdir(parents=True)
+    config = {**json.loads((source / "dagger.json").read_text()), "agent": agent, "rounds": 0}
+    (run / "dagger.json").write_text(json.dumps({**config, "labels_share": share}))
+    history = json.loads((source / "history.json").read_text())
+    (run / "history.json").write_text(json.dumps({**history, "rounds": history["rounds"][:1]}))
+    if win_rate is not None:
+        (run / BEST_LENGTH_2).write_text(json.dumps(evaluation(agent, win_rate)))
+
+
+@pytest.mark.parametrize(
+    "rates, answer",
+    [
+        ((0.40, 0.45, 0.50), "grows"),
+        ((0.40, 0.50, 0.51), "flat"),
+        ((0.40, 0.43, 0.49), "neither"),  # the last doubling adds 0.06, the first only 0.03
+        ((0.40, 0.45, None), None),  # the whole share not evaluated yet
+    ],
+)
+def test_the_label_curve_is_read_by_its_plan(tmp_path, rates, answer):
+    folder = tmp_path / "label-curve"
+    for share, rate in zip(LABEL_SHARES, rates):
+        curve_run(folder, "relational", share, rate)
+    runs = label_curve_runs(folder)
+    assert [run["share"] for run in runs] == list(LABEL_SHARES)
+    assert runs[0]["labelled_moves"] == 30_308 and runs[0]["held_out_accuracy"] == 0.9638
+    assert label_curve_answer(runs, "relational") == answer
+    assert label_curve_answer(runs, "simplicial") is None
+    rung_1_runs = dagger_runs(rung_1(tmp_path, win_rates={"relational": 0.321}))
+    lines = label_curve_lines(runs, rung_1_runs)
+    assert lines[2].startswith("| relational | 0.25 | 30,308 | 0.985 | 0.964 | 0.400 | - |")
+    relational = next(line for line in lines if line.startswith("- relational: "))
+    assert (f"**{answer}**." if answer else "open") in relational
+    assert relational.endswith(
+        "Rung 1's model, which saw the same labels over its rounds, won 0.321."
+    )
+
+
+FAKE_CLI = r"""#!/usr/bin/env bash
+echo "$*" >> "$LOG"
+command=$1; shift
+out=; output=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --out) out=$2; shift ;;
+    --output) output=$2; shift ;;
+  esac
+  shift
+done
+case $command in
+  dagger) mkdir -p "$out/best"; echo {} > "$out/dagger.json" ;;
+  evaluate|errors) echo {} > "$output" ;;
+esac
+"""
+
+
+def label_curve(root, win_rates):
+    """run-label-curve.sh in a copy of the study at `root` whose rung-1 runs' best models won
+    `win_rates` and whose keras-simplicial is `FAKE_CLI`; returns (its output, the commands it
+    ran)."""
+    import os
+    import subprocess
+    import sys
+
+    study = root / "studies" / "trainability"
+    if not study.exists():
+        study.mkdir(parents=True)
+        shutil.copy(ROOT / "studies" / "trainability" / "run-label-curve.sh", study)
+        rung_1(study / "results", win_rates=win_rates)
+        venv = root / ".venv" / "bin"
+        venv.mkdir(parents=True)
+        (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        (venv / "keras-simplicial").write_text(FAKE_CLI)
+        for tool in ("python", "keras-simplicial"):
+            (venv / tool).chmod(0o755)
+    log = root / "log"
+    log.unlink(missing_ok=True)
+    done = subprocess.run(["bash", str(study / "run-label-curve.sh")], text=True,
+                          capture_output=True, env={**os.environ, "LOG": str(log)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ran = log.read_text().splitlines() if log.exists() else []
+    return done.stdout, ran
+
+
+def test_the_label_curve_runs_only_once_rung_1_has_stopped_the_ladder(tmp_path):
+    output, ran = label_curve(tmp_path / "passed", {"relational": 0.95, "simplicial": 0.4})
+    assert ran == [] and "Rung 1's answer is 'rung 2', not 'stop'" in output
+    output, ran = label_curve(tmp_path / "open", {"relational": 0.4})
+    assert ran == [] and "'open'" in output
+    _, ran = label_curve(tmp_path / "stopped", {"relational": 0.4, "simplicial": 0.3})
+    commands = [line.split()[0] for line in ran]
+    assert commands == ["dagger", "evaluate", "errors"] * 6
+    trained = [line for line in ran if line.startswith("dagger")]
+    assert (
+        "--labels-from studies/trainability/results/bridge-medium-dagger/relational-seed1"
+        in (trained[0])
+    )
+    assert [line.split("--labels-share ")[1].split()[0] for line in trained] == [
+        str(share) for share in LABEL_SHARES
+    ] * 2
+    _, ran = label_curve(tmp_path / "stopped", {})  # again: each run resumed, nothing measured
+    assert ran == [f"dagger --resume --out {line.split('--out ')[1]}" for line in trained]

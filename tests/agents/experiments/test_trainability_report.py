@@ -275,7 +275,7 @@ def chain(tmp_path, campaign, refusing=None):
     study.mkdir(parents=True)
     shutil.copy(STUDY / "run-campaigns.sh", study)
     log = tmp_path / "log"
-    for name in (*STEPS, "run-bridge-medium-comparison.sh", "run-ladder.sh"):
+    for name in (*STEPS, "run-bridge-medium-comparison.sh", "run-ladder.sh", "run-label-curve.sh"):
         status = 1 if name == refusing else 0
         (study / name).write_text(f'echo {name} >> "{log}"\nexit {status}\n')
     answer = json.dumps({"campaign": campaign, "model_config": None})
@@ -288,7 +288,11 @@ def chain(tmp_path, campaign, refusing=None):
 
 def test_the_campaigns_run_in_the_plans_order_and_stop_at_a_step_that_refuses(tmp_path):
     assert chain(tmp_path / "a", "comparison") == (0, [*STEPS, "run-bridge-medium-comparison.sh"])
-    assert chain(tmp_path / "b", "ladder") == (0, [*STEPS, "run-ladder.sh"])
+    assert chain(tmp_path / "b", "ladder") == (0, [*STEPS, "run-ladder.sh", "run-label-curve.sh"])
+    assert chain(tmp_path / "f", "ladder", refusing="run-ladder.sh") == (
+        1,
+        [*STEPS, "run-ladder.sh"],
+    )
     assert chain(tmp_path / "c", "wait") == (1, list(STEPS))
     assert chain(tmp_path / "d", "ladder", refusing=STEPS[1]) == (1, list(STEPS[:2]))
     assert chain(tmp_path / "e", "ladder", refusing=STEPS[3]) == (1, list(STEPS))
