@@ -210,6 +210,12 @@ def rl_errors_lines(folder):
     return lines + errors_tables(runs)
 
 
+def label_curve_epochs(share, full_epochs=12):
+    """label-curve-plan.md: the most epochs of the run on `share` of the labels, so that every
+    share gets the updates of `full_epochs` (a DAgger round's cap) over all of them."""
+    return round(full_epochs / share)
+
+
 def label_curve_runs(folder):
     """One dict per run of label-curve-plan.md (`folder`/AGENT-share-S): agent, share, labelled
     moves, the last epoch's training and held-out accuracy (None before its round ends), and the

@@ -808,7 +808,8 @@ def page(records):
         "[label-curve-plan.md](label-curve-plan.md) (committed before its runs), only once rung 1 "
         "has stopped the ladder: fresh models on nested shares "
         f"({', '.join(str(s) for s in LABEL_SHARES)}) of each agent's rung-1 labels, one round "
-        "with DaggerConfig's defaults, each greedily on rung 1's 1,000 length-2 episodes; "
+        "of at most 12 / share epochs (the same updates for every share), DaggerConfig's other "
+        "defaults, each greedily on rung 1's 1,000 length-2 episodes; "
         f"**grows** when each doubling adds at least {GROWS}, **flat** when the last adds less "
         f"than {FLAT}.",
         "",

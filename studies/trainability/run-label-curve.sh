@@ -21,9 +21,11 @@ for agent in relational simplicial; do
     if [ -f "$run/dagger.json" ]; then
       nice -n 19 .venv/bin/keras-simplicial dagger --resume --out "$run"
     else
+      # The same updates at most for every share: 12 epochs over all the labels.
+      epochs=$(.venv/bin/python -c "import sys; from $LADDER import label_curve_epochs; print(label_curve_epochs(float(sys.argv[1])))" "$share")
       nice -n 19 .venv/bin/keras-simplicial dagger --preset bridge-medium --agent "$agent" \
         --seed 1 --rounds 0 --labels-from "$RESULTS/bridge-medium-dagger/$agent-seed1" \
-        --labels-share "$share" --out "$run"
+        --labels-share "$share" --max-epochs "$epochs" --out "$run"
     fi
     [ -f "$run/evaluation_best_greedy_length2.json" ] || nice -n 19 .venv/bin/keras-simplicial \
       evaluate "$run/best" --greedy --episodes 1000 --env-config "$LENGTH_2" \

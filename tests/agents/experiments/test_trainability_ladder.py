@@ -342,5 +342,7 @@ def test_the_label_curve_runs_only_once_rung_1_has_stopped_the_ladder(tmp_path):
     assert [line.split("--labels-share ")[1].split()[0] for line in trained] == [
         str(share) for share in LABEL_SHARES
     ] * 2
+    epochs = [line.split("--max-epochs ")[1].split()[0] for line in trained]
+    assert epochs == ["48", "24", "12"] * 2  # the same updates for every share
     _, ran = label_curve(tmp_path / "stopped", {})  # again: each run resumed, nothing measured
     assert ran == [f"dagger --resume --out {line.split('--out ')[1]}" for line in trained]
