@@ -441,3 +441,30 @@ def rung_2_lines(runs, rung_1):
                 "separates the value function from the credit over two keys."
             )
     return lines
+
+
+# What the session that made a run without a code record said of its code; no file of the run says
+# it.
+UNRECORDED_CODE = {
+    "bridge-medium-dagger/relational-seed1": "trained in a clean checkout of 00c4726, by its "
+    "session's note",
+}
+
+
+def unrecorded_dagger_lines(folder):
+    """A note on the DAgger runs under `folder` that hold no code.json: DAgger runs recorded no
+    code before it existed, and none is added after the fact."""
+    runs = sorted(
+        path.parent.relative_to(folder).as_posix()
+        for path in Path(folder).rglob("dagger.json")
+        if not (path.parent / "code.json").exists()
+    )
+    if not runs:
+        return []
+    said = [f"{run} was {UNRECORDED_CODE[run]}." for run in runs if run in UNRECORDED_CODE]
+    return [
+        f"No code record: {', '.join(runs)}. DAgger runs wrote none before code.json existed "
+        "(`DaggerDirectory.record_code`), and none has been added after the fact."
+        + "".join(f" {sentence}" for sentence in said),
+        "",
+    ]

@@ -32,6 +32,7 @@ from keras_simplicial.agents.experiments.trainability_ladder import (
     rung_1_lines,
     rung_2_lines,
     rung_2_runs,
+    unrecorded_dagger_lines,
 )
 from keras_simplicial.agents.experiments.trainability_ladder import PASSES as LADDER_PASSES
 from keras_simplicial.agents.experiments.trainability_rl import (
@@ -602,33 +603,6 @@ def code_records(folder=RESULTS):
     return found
 
 
-# What the session that made a run without a code record said of its code; no file of the run says
-# it.
-UNRECORDED_CODE = {
-    "bridge-medium-dagger/relational-seed1": "trained in a clean checkout of 00c4726, by its "
-    "session's note",
-}
-
-
-def unrecorded_dagger_lines(folder=RESULTS):
-    """A note on the DAgger runs under `folder` that hold no code.json: DAgger runs recorded no
-    code before it existed, and none is added after the fact."""
-    runs = sorted(
-        path.parent.relative_to(folder).as_posix()
-        for path in Path(folder).rglob("dagger.json")
-        if not (path.parent / "code.json").exists()
-    )
-    if not runs:
-        return []
-    said = [f"{run} was {UNRECORDED_CODE[run]}." for run in runs if run in UNRECORDED_CODE]
-    return [
-        f"No code record: {', '.join(runs)}. DAgger runs wrote none before code.json existed "
-        "(`DaggerDirectory.record_code`), and none has been added after the fact."
-        + "".join(f" {sentence}" for sentence in said),
-        "",
-    ]
-
-
 def page(records):
     bridge_small, bridge_small_front_end = rl_runs(BRIDGE_SMALL), rl_runs(BRIDGE_SMALL_FRONT_END)
     pilot, front_end_pilot = rl_runs(PILOT), rl_runs(FRONT_END_PILOT)
@@ -834,7 +808,7 @@ def page(records):
         "",
         *code_lines(code_records()),
         "",
-        *unrecorded_dagger_lines(),
+        *unrecorded_dagger_lines(RESULTS),
     ]
     conclusion = RESULTS / "conclusion.md"
     if conclusion.exists():
