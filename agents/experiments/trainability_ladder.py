@@ -97,6 +97,13 @@ def rung_1_answer(runs):
     return {"answer": "rung 2" if passed else "stop", "passed": passed}
 
 
+def commonest_first_error(errors):
+    """("stage/kind", share of the lost episodes) of the commonest first wrong move in a
+    `keras-simplicial errors` result; (None, 0.0) without a lost episode."""
+    first, count = max(errors["first_errors"].items(), key=lambda item: item[1], default=(None, 0))
+    return first, count / errors["lost"] if errors["lost"] else 0.0
+
+
 def errors_reading(run):
     """errors-plan.md's two readings of a rung-1 run's errors, None before they are measured:
     {"gap": held-out oracle-state accuracy minus the accuracy on its own states, "off_path": gap
@@ -107,8 +114,7 @@ def errors_reading(run):
     if errors is None or run["held_out_accuracy"] is None:
         return None
     gap = run["held_out_accuracy"] - errors["accuracy"]
-    first, count = max(errors["first_errors"].items(), key=lambda item: item[1], default=(None, 0))
-    share = count / errors["lost"] if errors["lost"] else 0.0
+    first, share = commonest_first_error(errors)
     return {
         "gap": gap,
         "off_path": gap > OFF_PATH_GAP,
@@ -198,13 +204,10 @@ def rl_errors_lines(folder):
     ]
     for run in runs:
         errors = run["errors"]
-        first, count = max(
-            errors["first_errors"].items(), key=lambda item: item[1], default=("-", 0)
-        )
-        share = count / errors["lost"] if errors["lost"] else 0.0
+        first, share = commonest_first_error(errors)
         lines.append(
             f"| {run['agent']} | {run['seed']} | {errors['wins'] / errors['episodes']:.3f} | "
-            f"{errors['accuracy']:.3f} | {first}: {share:.3f} | "
+            f"{errors['accuracy']:.3f} | {first or '-'}: {share:.3f} | "
             f"{errors['won_with_wrong_moves']} of {errors['wins']} won |"
         )
     return lines + errors_tables(runs)
