@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from study_scripts import FAKE_CLI, fake_venv
 
 from keras_simplicial.agents.experiments.trainability_ladder import (
     BEST_LENGTH_2,
@@ -280,43 +281,19 @@ def test_the_label_curve_is_read_by_its_plan(tmp_path, rates, answer):
     )
 
 
-FAKE_CLI = r"""#!/usr/bin/env bash
-echo "$*" >> "$LOG"
-command=$1; shift
-out=; output=
-while [ $# -gt 0 ]; do
-  case $1 in
-    --out) out=$2; shift ;;
-    --output) output=$2; shift ;;
-  esac
-  shift
-done
-case $command in
-  dagger) mkdir -p "$out/best"; echo {} > "$out/dagger.json" ;;
-  evaluate|errors) echo {} > "$output" ;;
-esac
-"""
-
-
 def label_curve(root, win_rates):
     """run-label-curve.sh in a copy of the study at `root` whose rung-1 runs' best models won
     `win_rates` and whose keras-simplicial is `FAKE_CLI`; returns (its output, the commands it
     ran)."""
     import os
     import subprocess
-    import sys
 
     study = root / "studies" / "trainability"
     if not study.exists():
         study.mkdir(parents=True)
         shutil.copy(ROOT / "studies" / "trainability" / "run-label-curve.sh", study)
         rung_1(study / "results", win_rates=win_rates)
-        venv = root / ".venv" / "bin"
-        venv.mkdir(parents=True)
-        (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-        (venv / "keras-simplicial").write_text(FAKE_CLI)
-        for tool in ("python", "keras-simplicial"):
-            (venv / tool).chmod(0o755)
+        fake_venv(root, cli=FAKE_CLI)
     log = root / "log"
     log.unlink(missing_ok=True)
     done = subprocess.run(["bash", str(study / "run-label-curve.sh")], text=True,

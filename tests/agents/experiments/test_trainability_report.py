@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from study_scripts import FAKE_CLI, fake_venv
+
 from keras_simplicial.agents.experiments.trainability_rl import (
     campaign_finished,
     campaign_holds,
@@ -280,8 +282,7 @@ def chain(tmp_path, campaign, refusing=None):
         (study / name).write_text(f'echo {name} >> "{log}"\nexit {status}\n')
     answer = json.dumps({"campaign": campaign, "model_config": None})
     (study / "report.py").write_text(f"print({answer!r})\n")
-    (tmp_path / ".venv" / "bin").mkdir(parents=True)
-    (tmp_path / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    fake_venv(tmp_path)
     done = subprocess.run(["bash", str(study / "run-campaigns.sh")], capture_output=True)
     return done.returncode, log.read_text().split() if log.exists() else []
 
@@ -309,12 +310,8 @@ def easy_check(root, decision):
         "import sys\nassert sys.argv[1:] == ['--bridge-small-front-end-decision']\n"
         f"print({decision!r})\n"
     )
-    venv = root / ".venv" / "bin"
-    venv.mkdir(parents=True)
-    (venv / "python").symlink_to(sys.executable)
     log = root / "log"
-    (venv / "keras-simplicial").write_text(f'#!/bin/sh\necho "$@" >> "{log}"\n')
-    (venv / "keras-simplicial").chmod(0o755)
+    fake_venv(root, cli=f'#!/bin/sh\necho "$@" >> "{log}"\n')
     done = subprocess.run(["bash", str(study / "run-easy-front-end.sh")], capture_output=True)
     return done.returncode, log.read_text().splitlines() if log.exists() else []
 
@@ -333,34 +330,6 @@ def test_the_easy_check_runs_only_once_bridge_small_with_the_front_end_has_held(
         assert words in call
 
 
-# A stand-in for the keras-simplicial command: it logs each call and writes what the real one
-# leaves behind (a DAgger run, an evaluation winning $WIN, a run trained to --stop-timesteps).
-FAKE_CLI = r"""#!/usr/bin/env bash
-echo "$*" >> "$LOG"
-command=$1; shift
-out=; output=; stop=; resume=
-while [ $# -gt 0 ]; do
-  case $1 in
-    --out) out=$2; shift ;;
-    --output) output=$2; shift ;;
-    --stop-timesteps) stop=$2; shift ;;
-    --resume) resume=1 ;;
-  esac
-  shift
-done
-case $command in
-  dagger) mkdir -p "$out/best"; echo {} > "$out/dagger.json" ;;
-  evaluate) echo "{\"overall\": {\"win_rate\": $WIN}}" > "$output" ;;
-  errors) echo {} > "$output" ;;
-  train)
-    mkdir -p "$out/checkpoints"; echo {} > "$out/run.json"
-    printf 'training_iteration,timesteps\n1,%s\n' "$stop" > "$out/metrics.csv"
-    echo iter_000001 > "$out/checkpoints/latest"
-    echo '{"checkpoint": "iter_000001"}' > "$out/checkpoints/best.json" ;;
-esac
-"""
-
-
 def ladder(root, win=0.95):
     """run-ladder.sh in a copy of the study at `root` (made on the first call) whose report.py
     calls for the ladder and whose keras-simplicial is `FAKE_CLI`; returns the commands it ran."""
@@ -370,12 +339,7 @@ def ladder(root, win=0.95):
         shutil.copy(STUDY / "run-ladder.sh", study)
         answer = json.dumps({"campaign": "ladder", "model_config": {"centre_pixels": True}})
         (study / "report.py").write_text(f"print({answer!r})\n")
-        venv = root / ".venv" / "bin"
-        venv.mkdir(parents=True)
-        (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-        (venv / "keras-simplicial").write_text(FAKE_CLI)
-        for tool in ("python", "keras-simplicial"):
-            (venv / tool).chmod(0o755)
+        fake_venv(root, cli=FAKE_CLI)
     log = root / "log"
     log.unlink(missing_ok=True)
     environment = {**os.environ, "LOG": str(log), "WIN": str(win)}
