@@ -44,6 +44,12 @@ def wilson_interval(wins, total, z=1.96):
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def puzzle_type_label(puzzle_type):
+    """`(3, 2, 5)` -> `"(3, 2, 5)"`, a puzzle type's key in `summarise`'s per_puzzle_type and the
+    reports that follow its form (`win_rate_figures.parse_puzzle_type` reads it back)."""
+    return "(%d, %d, %d)" % tuple(int(part) for part in puzzle_type)
+
+
 def policy_logits(policy):
     """observations -> logits of an RLlib policy loaded by `load_policy` (its traced model)."""
     return lambda observations: np.asarray(policy.model.logits_and_values(observations)[0])
@@ -88,7 +94,7 @@ def summarise(results, loops=False):
         if results
         else 0.0,
         "per_puzzle_type": {
-            "(%d, %d, %d)" % puzzle_type: entry(outcomes)
+            puzzle_type_label(puzzle_type): entry(outcomes)
             for puzzle_type, outcomes in sorted(by_type.items())
         },
     }

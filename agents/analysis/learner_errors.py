@@ -31,6 +31,7 @@ from collections import Counter
 
 import numpy as np
 
+from keras_simplicial.agents.analysis.evaluation import puzzle_type_label
 from keras_simplicial.agents.analysis.results import Result, cell, markdown_table
 from keras_simplicial.agents.provenance import provenance
 from keras_simplicial.agents.rollout import play_episodes
@@ -186,7 +187,7 @@ def learner_errors(
         core = step.core
         for i, board in enumerate(step.boards):
             board, episode = int(board), int(step.episodes[i])
-            puzzle_type = "(%d, %d, %d)" % tuple(int(v) for v in core.puzzle_type[board])
+            puzzle_type = puzzle_type_label(core.puzzle_type[board])
             won = bool(step.ended[i] and core.is_success[board])
             if step.ended[i]:
                 outcomes[episode] = (puzzle_type, won)

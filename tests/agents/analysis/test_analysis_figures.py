@@ -367,6 +367,7 @@ def test_time_adjustment_compares_frames_per_s_of_one_machine_only(tmp_path):
 
 
 def test_per_type_win_rates_mean_and_std_side_by_side(tmp_path):
+    from keras_simplicial.agents.analysis.evaluation import puzzle_type_label
     from keras_simplicial.agents.analysis.win_rate_figures import (
         load_evaluations,
         parse_puzzle_type,
@@ -401,6 +402,9 @@ def test_per_type_win_rates_mean_and_std_side_by_side(tmp_path):
     )
     with pytest.raises(ValueError, match="three integers"):
         parse_puzzle_type("3,3")
+    # The key evaluation reports (and `errors`) write is the one read back.
+    assert puzzle_type_label(np.array([1, 1, 2])) == "(1, 1, 2)"
+    assert parse_puzzle_type(puzzle_type_label((2, 0, 0))) == (2, 0, 0)
     with pytest.raises(ValueError, match=r"no puzzle type with episodes among \[\(3, 3, 6\)\]"):
         plot_per_type_win_rates(load_evaluations(files), puzzle_types=[(3, 3, 6)])
     figure = plot_per_type_win_rates(
