@@ -10,6 +10,7 @@ commits whose code it was.
 """
 
 import hashlib
+import json
 import subprocess
 from pathlib import Path
 
@@ -121,6 +122,31 @@ def code_check(records, root=None):
             }
         )
     return sorted(checks, key=lambda check: (check["date"] or "", check["commit"] or ""))
+
+
+def code_records(folder):
+    """The `provenance()` record of every result file under `folder`, in path order: each
+    supervised run's run.json (one per process that trained it; a checkpoint's copy is skipped),
+    each RL run's machines.json (one per start), each DAgger run's code.json (one per process that
+    trained it), each `keras-simplicial errors` result (errors_*.json) and each entry of a
+    diagnosis.json that has one."""
+    folder, found = Path(folder), []
+
+    def read(path):
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    for path in sorted(folder.rglob("run.json")):
+        if "checkpoints" not in path.parts and "checkpoint" not in path.parts:
+            found += read(path).get("provenance") or []
+    for name in ("machines.json", "code.json"):
+        for path in sorted(folder.rglob(name)):
+            found += [entry["code"] for entry in read(path)]
+    found += [read(path)["code"] for path in sorted(folder.rglob("errors_*.json"))]
+    for path in sorted(folder.rglob("diagnosis.json")):
+        found += [
+            entry["code"] for entry in read(path) if isinstance(entry, dict) and "code" in entry
+        ]
+    return found
 
 
 def code_lines(records, root=None):

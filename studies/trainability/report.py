@@ -80,6 +80,7 @@ from keras_simplicial.agents.imitation.trainability_study import (
 )
 from keras_simplicial.agents.model.model_config import with_architecture_defaults
 from keras_simplicial.agents.provenance import code_lines
+from keras_simplicial.agents.provenance import code_records as result_code_records
 from keras_simplicial.agents.training.run_directory import RunDirectory
 
 STUDY = Path(__file__).resolve().parent
@@ -579,24 +580,9 @@ def figure_lines(path, alt):
 
 
 def code_records(folder=RESULTS):
-    """The `provenance()` record of every result file under `folder`: each supervised run's
-    run.json (one per process that trained it), each RL run's machines.json (one per start), each
-    DAgger run's code.json (one per process that trained it), each `keras-simplicial errors`
-    result and each run's entry of a diagnosis.json."""
-    found = []
-    for path in sorted(Path(folder).rglob("run.json")):
-        if "checkpoints" in path.parts or "checkpoint" in path.parts:
-            continue
-        found += json.loads(path.read_text(encoding="utf-8")).get("provenance") or []
-    for path in sorted(Path(folder).rglob("machines.json")):
-        found += [entry["code"] for entry in json.loads(path.read_text(encoding="utf-8"))]
-    for path in sorted(Path(folder).rglob("code.json")):
-        found += [entry["code"] for entry in json.loads(path.read_text(encoding="utf-8"))]
-    for path in sorted(Path(folder).rglob("errors_*.json")):
-        found.append(json.loads(path.read_text(encoding="utf-8"))["code"])
-    for path in sorted(Path(folder).rglob("diagnosis.json")):
-        entries = json.loads(path.read_text(encoding="utf-8"))
-        found += [entry["code"] for entry in entries if isinstance(entry, dict) and "code" in entry]
+    """The `provenance()` record of every result file under `folder` (`provenance.code_records`)
+    and of each entry of the front end's initialisation check."""
+    found = result_code_records(folder)
     if (Path(folder) / FRONT_END_INIT.name).exists():
         entries = json.loads((Path(folder) / FRONT_END_INIT.name).read_text(encoding="utf-8"))
         found += [entry["provenance"] for entry in entries]

@@ -91,3 +91,29 @@ def test_a_commit_s_source_hash_is_read_from_git_and_checks_each_result(tmp_path
     assert by_commit[(commit, edited["source_sha256"])]["matches"] is False
     assert by_commit[(lost["git_commit"], clean["source_sha256"])]["in_history"] is False
     assert source_sha256_at("1" * 40, tmp_path) is None
+
+
+def test_code_records_reads_every_kind_of_result_file_and_skips_checkpoint_copies(tmp_path):
+    import json
+
+    from keras_simplicial.agents.provenance import code_records
+
+    def record(name):
+        return {"git_commit": name, "source_sha256": name}
+
+    files = {
+        "supervised/run.json": {"provenance": [record("run-1"), record("run-2")]},
+        "supervised/checkpoints/iter_1/run.json": {"provenance": [record("copy")]},
+        "rl/seed1/machines.json": [{"code": record("start-1")}, {"code": record("start-2")}],
+        "dagger/seed1/code.json": [{"code": record("dagger")}],
+        "dagger/seed1/errors_best_length2.json": {"code": record("errors"), "moves": 3},
+        "held-keys/diagnosis.json": [{"code": record("diagnosis")}, {"note": "no code"}],
+        "unrelated/evaluation.json": {"code": record("not a code record")},
+    }
+    for path, content in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(json.dumps(content))
+    assert [entry["git_commit"] for entry in code_records(tmp_path)] == [
+        "run-1", "run-2", "start-1", "start-2", "dagger", "errors", "diagnosis"
+    ]  # fmt: skip
+    assert code_records(tmp_path / "unrelated") == []
