@@ -18,6 +18,7 @@ from keras_simplicial.agents.commands.arguments import (
     positive_int,
 )
 from keras_simplicial.agents.commands.training import keras_environment
+from keras_simplicial.agents.imitation.colour_permutation import AUGMENTATIONS
 from keras_simplicial.agents.training.run_arguments import AGENTS
 
 # The settings of `keras-simplicial dagger` given as counts, by flag (DaggerConfig's fields, whose
@@ -72,6 +73,13 @@ def dagger_arguments(parser):
         type=float,
         default=None,
         help="the share of --labels-from's episodes taken, in (0, 1] (default 1)",
+    )
+    parser.add_argument(
+        "--augment",
+        default=None,
+        choices=AUGMENTATIONS,
+        help="train on the labelled states as they are (none, the default) or on each with its "
+        "key colours permuted afresh in every batch (colour-permutations: the same optimal moves)",
     )
 
 

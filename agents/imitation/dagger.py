@@ -38,6 +38,7 @@ import time
 
 import numpy as np
 
+from keras_simplicial.agents.imitation.colour_permutation import key_palette, permute_key_colours
 from keras_simplicial.agents.imitation.dagger_config import DaggerConfig  # noqa: F401  (its input)
 from keras_simplicial.agents.imitation.dagger_directory import DaggerDirectory
 from keras_simplicial.agents.imitation.labelled_play import (
@@ -377,16 +378,21 @@ def _labels_from(config):
 
 def _epoch(learner, episodes, config, state, rng):
     """One pass over the labelled states in a random order, in whole batches (a last partial
-    batch's states are left out, others next epoch); (mean loss, mean accuracy)."""
+    batch's states are left out, others next epoch), each state's key colours permuted afresh
+    with `config.augment` "colour-permutations"; (mean loss, mean accuracy)."""
     learner.optimizer.learning_rate.assign(state["learning_rate"])
     size = len(episodes)
     batch = config.batch_size
     order = rng.permutation(size)
     usable = size - size % batch if size >= batch else size
     losses, hits = [], []
+    palette = key_palette(*config.env) if config.augment == "colour-permutations" else None
     for start in range(0, usable, batch):
         chosen = np.sort(order[start : start + batch])
-        loss, accuracy = learner.train_step(episodes.observations[chosen], episodes.labels[chosen])
+        observations = episodes.observations[chosen]
+        if palette is not None:
+            observations = permute_key_colours(observations, palette, rng)
+        loss, accuracy = learner.train_step(observations, episodes.labels[chosen])
         losses.append(float(loss))
         hits.append(float(accuracy))
     return float(np.mean(losses)), float(np.mean(hits))

@@ -7,6 +7,7 @@ config.run_arguments()      # the model and its environment, as a training run's
 import copy
 import dataclasses
 
+from keras_simplicial.agents.imitation.colour_permutation import AUGMENTATIONS
 from keras_simplicial.agents.training.presets import PRESETS
 from keras_simplicial.agents.training.run_arguments import AGENTS, RunArguments
 
@@ -40,6 +41,10 @@ class DaggerConfig:
             same environment; e.g. a fresh model on what another run has labelled.
         labels_share: the share of `labels_from`'s episodes taken, whole episodes drawn by a
             permutation fixed by `seed` (a smaller share's episodes are among a larger one's).
+        augment: "none" (train on the labelled states as they are) or "colour-permutations"
+            (each state of each batch with its key colours renamed by a fresh random
+            permutation of the palette, which leaves its optimal moves as they are;
+            `colour_permutation.permute_key_colours`).
     """
 
     agent: str = "relational"
@@ -61,6 +66,7 @@ class DaggerConfig:
     validation_episodes: int = 500
     labels_from: str = ""
     labels_share: float = 1.0
+    augment: str = "none"
 
     def __post_init__(self):
         if self.agent not in AGENTS:
@@ -93,6 +99,8 @@ class DaggerConfig:
             raise ValueError(f"labels_share must be in (0, 1], got {self.labels_share!r}.")
         if self.labels_share != 1 and not self.labels_from:
             raise ValueError("labels_share needs labels_from: the run whose labels it shares.")
+        if self.augment not in AUGMENTATIONS:
+            raise ValueError(f"augment must be one of {AUGMENTATIONS}, got {self.augment!r}.")
         if not 0 <= self.min_improvement < 1:
             raise ValueError(f"min_improvement must be in [0, 1), got {self.min_improvement!r}.")
 

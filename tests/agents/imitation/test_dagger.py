@@ -144,6 +144,10 @@ def test_the_command_line_maps_every_flag_to_a_setting(tmp_path):
     assert given - {"command", "_command", "out", "resume", "verbose"} == {"horizon"}
     with pytest.raises(SystemExit):
         parser.parse_args(["dagger", "--out", "r", "--horizon", "0"])
+    args = parser.parse_args(["dagger", "--out", "r", "--augment", "colour-permutations"])
+    assert args.augment == "colour-permutations"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["dagger", "--out", "r", "--augment", "mirror"])
 
 
 def test_a_new_run_trains_the_preset_s_model_with_the_model_config_over_it():
@@ -317,3 +321,33 @@ def test_labels_from_must_be_a_run_on_the_same_environment(small_run, tmp_path):
     other = DaggerConfig(**{**SMALL, "preset": "bridge-small", "labels_from": str(out)})
     with pytest.raises(ValueError, match="was labelled on .*not on this run's environment"):
         run_dagger(other, tmp_path / "b", log=lambda line: None)
+
+
+def test_colour_permutations_train_each_batch_on_renamed_states(small_run, tmp_path, monkeypatch):
+    import keras_simplicial.agents.imitation.dagger as dagger
+    from keras_simplicial.agents.imitation.colour_permutation import key_palette
+
+    out, _, _ = small_run
+    calls = []
+
+    def spy(observations, palette, rng):
+        renamed = real(observations, palette, rng)
+        calls.append((observations.copy(), renamed, np.array(palette)))
+        return renamed
+
+    real = dagger.permute_key_colours
+    monkeypatch.setattr(dagger, "permute_key_colours", spy)
+    settings = {**SMALL, "max_epochs": 1, "labels_from": str(out)}
+    run_dagger(DaggerConfig(**settings), tmp_path / "plain", log=lambda line: None)
+    assert calls == []
+    config = DaggerConfig(**settings, augment="colour-permutations")
+    (round0,) = run_dagger(config, tmp_path / "renamed", log=lambda line: None)["rounds"]
+    assert len(calls) == round0["labelled_moves"] // SMALL["batch_size"]  # every whole batch
+    assert all(np.array_equal(palette, key_palette(*config.env)) for _, _, palette in calls)
+    assert any(not np.array_equal(before, after) for before, after, _ in calls)
+    written = DaggerDirectory(tmp_path / "renamed").read_config()
+    assert written.augment == "colour-permutations"
+    with pytest.raises(
+        ValueError, match=r"augment must be one of \('none', 'colour-permutations'\)"
+    ):
+        DaggerConfig(augment="mirror")
