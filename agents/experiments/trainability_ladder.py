@@ -4,14 +4,19 @@ RL started from each rung-1 model that wins `PASSES` of the length-2 episodes
 (results/bridge-medium-from-dagger/AGENT-seed1). The study's report.py writes the page's section
 from these; run-ladder.sh asks `rung_1_passed` before it starts a rung-2 run. After rung 1, where
 it stops the ladder: where its models err (errors-plan.md, `errors_reading`) and the label curve
-(label-curve-plan.md, results/label-curve/AGENT-share-S, which run-label-curve.sh trains).
+(label-curve-plan.md, results/label-curve/AGENT-share-S, which run-label-curve.sh trains); after
+that, its share-1.0 runs again with colour permutations (colour-permutations-plan.md,
+results/colour-permutations/AGENT-share-1.0, run-colour-permutations.sh).
 
     rung_1 = dagger_runs("studies/trainability/results/bridge-medium-dagger")
     rung_1_answer(rung_1)      # {"answer": "rung 2" or "stop", "passed": [...]}, or None (open)
     rung_2 = rung_2_runs("studies/trainability/results/bridge-medium-from-dagger", rung_1)
     rung_2_answer(rung_2[0])   # "kept", "lost" or None (still training)
     errors_reading(rung_1[0])  # errors-plan.md's readings of a rung-1 run's errors, or None
-    label_curve_answer(label_curve_runs("studies/trainability/results/label-curve"), "relational")
+    curve = label_curve_runs("studies/trainability/results/label-curve")
+    label_curve_answer(curve, "relational")  # "grows", "flat", "neither", or None (open)
+    permuted = label_curve_runs("studies/trainability/results/colour-permutations")
+    colour_permutations_answer(permuted, curve, "relational")  # "helps", "no help", "neither"
 """
 
 import json
@@ -36,6 +41,10 @@ ERRORS = "errors_best_length2.json"
 LABEL_SHARES = (0.25, 0.5, 1.0)
 GROWS = 0.05  # W(1.0) - W(0.5) and W(0.5) - W(0.25) both at least this: the labels limit it
 FLAT = 0.02  # W(1.0) - W(0.5) below this: twice the labels do not help
+# colour-permutations-plan.md: the permuted run's length-2 greedy win rate minus the label
+# curve's share-1.0 run's.
+PERMUTATIONS_HELP = 0.05  # at least this: renamed states stand in for new labels
+PERMUTATIONS_NO_HELP = 0.02  # below this: they do not
 OFF_PATH_GAP = 0.05  # held-out oracle-state accuracy minus own-state accuracy above this: off path
 ONE_DECISION = 0.5  # a (stage, kind) cell holding this share of lost episodes' first wrong moves
 
@@ -296,6 +305,72 @@ def label_curve_lines(runs, rung_1):
             f"- {agent}: "
             + ("open: not every share evaluated." if answer is None else f"**{answer}**.")
             + beside
+        )
+    return lines
+
+
+def colour_permutations_due(curve):
+    """colour-permutations-plan.md: whether its runs are due once the label curve (`curve`,
+    `label_curve_runs`) is read for every agent: True when some agent's curve is not "flat",
+    False when every one is, None while a curve is open."""
+    answers = [label_curve_answer(curve, agent) for agent in AGENTS]
+    if None in answers:
+        return None
+    return any(answer != "flat" for answer in answers)
+
+
+def colour_permutations_answer(permuted, curve, agent):
+    """colour-permutations-plan.md's reading for `agent` once its permuted run (`permuted`, the
+    `label_curve_runs` of results/colour-permutations) and the curve's share-1.0 run are
+    evaluated (None before): "helps", "no help" or "neither" (reported as it is)."""
+
+    def whole(runs):
+        rates = [r["length_2"] for r in runs if r["agent"] == agent and r["share"] == 1.0]
+        return rates[0] if rates else None
+
+    with_permutations, without = whole(permuted), whole(curve)
+    if with_permutations is None or without is None:
+        return None
+    gain = round(with_permutations - without, 9)  # counts over 1,000 episodes, as the curve's
+    if gain >= PERMUTATIONS_HELP:
+        return "helps"
+    if gain < PERMUTATIONS_NO_HELP:
+        return "no help"
+    return "neither"
+
+
+def colour_permutations_lines(permuted, curve):
+    """colour-permutations-plan.md's part of the trainability page: each agent's permuted run
+    beside the label curve's share-1.0 run, and the reading."""
+    due = colour_permutations_due(curve)
+    if not permuted:
+        if due is False:
+            return ["Not run: both label curves are flat (colour-permutations-plan.md)."]
+        return [
+            "Not started (`run-colour-permutations.sh`: once a label curve is read and not flat)."
+        ]
+    lines = [
+        "| agent | labelled moves | colour permutations | training accuracy | held-out accuracy "
+        "(oracle states) | length 2, greedy (1,000 episodes) | accuracy on its own states |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    pairs = [(agent, label, runs) for agent in AGENTS for label, runs in
+             (("no (label curve)", curve), ("yes", permuted))]  # fmt: skip
+    for agent, label, runs in pairs:
+        for run in runs:
+            if run["agent"] != agent or run["share"] != 1.0:
+                continue
+            moves = "-" if run["labelled_moves"] is None else f"{run['labelled_moves']:,}"
+            lines.append(
+                f"| {run['agent']} | {moves} | {label} | {cell(run['train_accuracy'])} | "
+                f"{cell(run['held_out_accuracy'])} | {cell(run['length_2'])} | "
+                f"{cell(run['own_state_accuracy'])} |"
+            )
+    lines.append("")
+    for agent in AGENTS:
+        answer = colour_permutations_answer(permuted, curve, agent)
+        lines.append(
+            f"- {agent}: " + ("open: not evaluated yet." if answer is None else f"**{answer}**.")
         )
     return lines
 

@@ -23,7 +23,10 @@ from keras_simplicial.agents.experiments.trainability_ladder import (
     GROWS,
     KEEPS,
     LABEL_SHARES,
+    PERMUTATIONS_HELP,
+    PERMUTATIONS_NO_HELP,
     RUNG_2_STEPS,
+    colour_permutations_lines,
     dagger_runs,
     errors_lines,
     label_curve_lines,
@@ -348,6 +351,7 @@ PILOT = RESULTS / "bridge-medium-pilot"
 PILOT_CURVES = STUDY / "figures" / "bridge-medium-pilot-curves.png"
 FRONT_END_PILOT = RESULTS / "bridge-medium-front-end-pilot"
 LABEL_CURVE = RESULTS / "label-curve"  # label-curve-plan.md
+COLOUR_PERMUTATIONS = RESULTS / "colour-permutations"  # colour-permutations-plan.md
 FRONT_END_PILOT_CURVES = STUDY / "figures" / "bridge-medium-front-end-pilot-curves.png"
 BRIDGE_SMALL_FRONT_END = RESULTS / "bridge-small-front-end"
 BRIDGE_SMALL_FRONT_END_CURVES = STUDY / "figures" / "bridge-small-front-end-curves.png"
@@ -774,6 +778,18 @@ def page(records):
         f"than {FLAT}.",
         "",
         *label_curve_lines(label_curve_runs(LABEL_CURVE), rung_1),
+        "",
+        "**After the label curve: do colour permutations do what more labels do?** By "
+        "[colour-permutations-plan.md](colour-permutations-plan.md) (committed before its runs), "
+        "once both label curves are read and one is not flat: the curve's share-1.0 run again "
+        "with every batch's key colours renamed by a fresh permutation of the palette (`dagger "
+        "--augment colour-permutations`: the same optimal moves), the same labels, seed and cap "
+        f"of 12 epochs; **helps** when it adds at least {PERMUTATIONS_HELP} to the length-2 "
+        f"greedy win rate, **no help** when it adds less than {PERMUTATIONS_NO_HELP}.",
+        "",
+        *colour_permutations_lines(
+            label_curve_runs(COLOUR_PERMUTATIONS), label_curve_runs(LABEL_CURVE)
+        ),
         "",
         "**Rung 2: does RL keep a policy that solves length 2?** RL on bridge-medium "
         "started from each rung-1 model that passes (every weight from it, the value head "

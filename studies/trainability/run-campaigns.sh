@@ -3,7 +3,8 @@
 # the first bridge-medium pilot (run-bridge-medium-pilot.sh), the front end's pilot, bridge-small
 # with the front end, the easy preset with it where bridge-small held (defaults-plan.md), then
 # what the committed results call for (`report.py --campaign`): the comparison or the ladder
-# (and after its rung 1, where that stops it, the label curve: label-curve-plan.md).
+# (and after its rung 1, where that stops it, the label curve: label-curve-plan.md, then colour
+# permutations where a curve is not flat: colour-permutations-plan.md).
 # Each step resumes its runs and skips the finished ones; one that refuses (the step before it has
 # not decided) or fails stops the chain. Run it again to go on.
 set -euo pipefail
@@ -20,7 +21,8 @@ case "$next" in
   comparison) exec bash "$STUDY/run-bridge-medium-comparison.sh" ;;
   ladder)
     bash "$STUDY/run-ladder.sh"
-    exec bash "$STUDY/run-label-curve.sh" # runs only once rung 1 has stopped the ladder
+    bash "$STUDY/run-label-curve.sh" # runs only once rung 1 has stopped the ladder
+    exec bash "$STUDY/run-colour-permutations.sh" # only once a label curve is read, not flat
     ;;
   *)
     echo "The committed results call for '$next' after bridge-small with the front end." >&2

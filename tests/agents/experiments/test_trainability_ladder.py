@@ -14,6 +14,9 @@ from keras_simplicial.agents.experiments.trainability_ladder import (
     ERRORS,
     FINAL_LENGTH_2,
     LABEL_SHARES,
+    colour_permutations_answer,
+    colour_permutations_due,
+    colour_permutations_lines,
     dagger_runs,
     errors_lines,
     errors_reading,
@@ -322,4 +325,91 @@ def test_the_label_curve_runs_only_once_rung_1_has_stopped_the_ladder(tmp_path):
     epochs = [line.split("--max-epochs ")[1].split()[0] for line in trained]
     assert epochs == ["48", "24", "12"] * 2  # the same updates for every share
     _, ran = label_curve(tmp_path / "stopped", {})  # again: each run resumed, nothing measured
+    assert ran == [f"dagger --resume --out {line.split('--out ')[1]}" for line in trained]
+
+
+def curves(folder, relational, simplicial):
+    """Label-curve runs in `folder` whose length-2 win rates per share are the two tuples."""
+    for agent, rates in (("relational", relational), ("simplicial", simplicial)):
+        for share, rate in zip(LABEL_SHARES, rates):
+            curve_run(folder, agent, share, rate)
+    return label_curve_runs(folder)
+
+
+@pytest.mark.parametrize(
+    "relational, simplicial, due",
+    [
+        ((0.40, 0.45, 0.50), (0.40, 0.50, 0.51), True),  # grows, flat
+        ((0.40, 0.43, 0.49), (0.40, 0.50, 0.51), True),  # neither, flat
+        ((0.40, 0.50, 0.51), (0.30, 0.40, 0.41), False),  # flat, flat
+        ((0.40, 0.45, 0.50), (0.40, 0.50, None), None),  # simplicial's curve open
+    ],
+)
+def test_colour_permutations_are_due_once_the_curves_are_read_and_one_is_not_flat(
+    tmp_path, relational, simplicial, due
+):
+    assert colour_permutations_due(curves(tmp_path, relational, simplicial)) is due
+    if due is False:
+        assert colour_permutations_lines([], label_curve_runs(tmp_path)) == [
+            "Not run: both label curves are flat (colour-permutations-plan.md)."
+        ]
+
+
+@pytest.mark.parametrize(
+    "permuted, answer",
+    [(0.55, "helps"), (0.519, "no help"), (0.52, "neither"), (0.45, "no help"), (None, None)],
+)
+def test_colour_permutations_are_read_against_the_curve_s_whole_share(tmp_path, permuted, answer):
+    curve = curves(tmp_path / "label-curve", (0.40, 0.45, 0.50), (0.30, 0.35, 0.40))
+    curve_run(tmp_path / "colour-permutations", "relational", 1.0, permuted)
+    runs = label_curve_runs(tmp_path / "colour-permutations")
+    assert colour_permutations_answer(runs, curve, "relational") == answer
+    assert colour_permutations_answer(runs, curve, "simplicial") is None  # not run yet
+    lines = colour_permutations_lines(runs, curve)
+    assert lines[2].startswith("| relational | 30,308 | no (label curve) | 0.985 | 0.964 | 0.500 |")
+    assert lines[3].startswith("| relational | 30,308 | yes | 0.985 | 0.964 | ")
+    assert lines[4].startswith("| simplicial | 30,308 | no (label curve) |")
+    assert (
+        "- relational: " + (f"**{answer}**." if answer else "open: not evaluated yet.")
+    ) in lines
+
+
+def colour_permutations(root, relational, simplicial):
+    """run-colour-permutations.sh in a copy of the study at `root` whose label-curve runs won
+    `relational` and `simplicial` per share and whose keras-simplicial is `FAKE_CLI`; returns
+    (its output, the commands it ran)."""
+    import os
+    import subprocess
+
+    study = root / "studies" / "trainability"
+    if not study.exists():
+        study.mkdir(parents=True)
+        shutil.copy(ROOT / "studies" / "trainability" / "run-colour-permutations.sh", study)
+        curves(study / "results" / "label-curve", relational, simplicial)
+        fake_venv(root, cli=FAKE_CLI)
+    log = root / "log"
+    log.unlink(missing_ok=True)
+    done = subprocess.run(["bash", str(study / "run-colour-permutations.sh")], text=True,
+                          capture_output=True, env={**os.environ, "LOG": str(log)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout, log.read_text().splitlines() if log.exists() else []
+
+
+def test_the_colour_permutations_run_the_curve_s_whole_share_again_with_the_augmentation(tmp_path):
+    output, ran = colour_permutations(tmp_path / "flat", (0.4, 0.5, 0.51), (0.3, 0.4, 0.41))
+    assert ran == [] and "The label curve reads 'flat'" in output
+    output, ran = colour_permutations(tmp_path / "open", (0.4, 0.45, 0.5), (0.3, 0.4, None))
+    assert ran == [] and "'open'" in output
+    _, ran = colour_permutations(tmp_path / "due", (0.4, 0.45, 0.5), (0.3, 0.4, 0.41))
+    assert [line.split()[0] for line in ran] == ["dagger", "evaluate", "errors"] * 2
+    trained = [line for line in ran if line.startswith("dagger")]
+    for agent, line in zip(("relational", "simplicial"), trained):
+        for words in (
+            f"--agent {agent} --seed 1 --rounds 0",
+            f"--labels-from studies/trainability/results/bridge-medium-dagger/{agent}-seed1",
+            "--labels-share 1.0 --max-epochs 12 --augment colour-permutations",
+            f"--out studies/trainability/results/colour-permutations/{agent}-share-1.0",
+        ):
+            assert words in line
+    _, ran = colour_permutations(tmp_path / "due", (), ())  # again: each run resumed
     assert ran == [f"dagger --resume --out {line.split('--out ')[1]}" for line in trained]

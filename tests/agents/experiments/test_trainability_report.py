@@ -277,7 +277,8 @@ def chain(tmp_path, campaign, refusing=None):
     study.mkdir(parents=True)
     shutil.copy(STUDY / "run-campaigns.sh", study)
     log = tmp_path / "log"
-    for name in (*STEPS, "run-bridge-medium-comparison.sh", "run-ladder.sh", "run-label-curve.sh"):
+    ladder = ("run-ladder.sh", "run-label-curve.sh", "run-colour-permutations.sh")
+    for name in (*STEPS, "run-bridge-medium-comparison.sh", *ladder):
         status = 1 if name == refusing else 0
         (study / name).write_text(f'echo {name} >> "{log}"\nexit {status}\n')
     answer = json.dumps({"campaign": campaign, "model_config": None})
@@ -289,7 +290,14 @@ def chain(tmp_path, campaign, refusing=None):
 
 def test_the_campaigns_run_in_the_plans_order_and_stop_at_a_step_that_refuses(tmp_path):
     assert chain(tmp_path / "a", "comparison") == (0, [*STEPS, "run-bridge-medium-comparison.sh"])
-    assert chain(tmp_path / "b", "ladder") == (0, [*STEPS, "run-ladder.sh", "run-label-curve.sh"])
+    assert chain(tmp_path / "b", "ladder") == (
+        0,
+        [*STEPS, "run-ladder.sh", "run-label-curve.sh", "run-colour-permutations.sh"],
+    )
+    assert chain(tmp_path / "g", "ladder", refusing="run-label-curve.sh") == (
+        1,
+        [*STEPS, "run-ladder.sh", "run-label-curve.sh"],
+    )
     assert chain(tmp_path / "f", "ladder", refusing="run-ladder.sh") == (
         1,
         [*STEPS, "run-ladder.sh"],
